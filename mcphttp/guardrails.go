@@ -35,6 +35,9 @@ type railer struct {
 	// states are railStates of requests that ended, with their reports' buffers: a clean call
 	// allocates nothing of its own.
 	states sync.Pool
+	// uriScanned, nil but in tests, is called with the backend's URI at every scan of a URI a
+	// request names.
+	uriScanned func(backendURI string)
 }
 
 // railState is what the guardrails keep of one request: the rule that covers it, and what the

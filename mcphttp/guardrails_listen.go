@@ -38,7 +38,7 @@ func (g *railer) checkListen(x *request) error {
 		}
 		rep := &guardrails.Report{Rule: rule.ID(), Dir: guardrails.DirArguments}
 		ps := paramsScan{rule: rule, rep: rep, method: upstreams.MethodResourcesRead, backendURI: t.Name,
-			uriAt: "/notifications/resourceSubscriptions/" + strconv.Itoa(i)}
+			uriAt: "/notifications/resourceSubscriptions/" + strconv.Itoa(i), scanned: g.uriScanned}
 		ps.resource(raw, []byte("uri"))
 		g.record(x, rule, rep)
 		if ps.blocked != nil {

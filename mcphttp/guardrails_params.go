@@ -48,6 +48,8 @@ type paramsScan struct {
 	handles *guardrails.Report
 	// uri is routing's scan of the URI the request names, which the routed member reuses.
 	uri uriScan
+	// scanned is railer.uriScanned (nil but in tests).
+	scanned func(backendURI string)
 }
 
 // checkParams runs the argument detectors over the members of x's params described above.
@@ -56,7 +58,7 @@ type paramsScan struct {
 // are replaced in the params forwarded. It returns the report that blocks the request, for the
 // refusal to name.
 func (g *railer) checkParams(x *request, rule *guardrails.Rule, rep *guardrails.Report) (*guardrails.Report, error) {
-	ps := paramsScan{rule: rule, rep: rep, method: x.in.req.Method, handles: &x.rails.handles}
+	ps := paramsScan{rule: rule, rep: rep, method: x.in.req.Method, handles: &x.rails.handles, scanned: g.uriScanned}
 	if x.route.kind == upstreams.KindResource {
 		ps.backendURI, ps.uri = x.route.upstreamName, x.route.uriScan
 	}

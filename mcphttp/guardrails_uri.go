@@ -39,8 +39,9 @@ type uriScan struct {
 func (u *uriScan) found() bool { return u.rep != nil }
 
 // scanURI runs the argument detectors of the rule that covers reading x's routed resource over
-// the URI it names (sent: as the client sent it; and the backend's URI), in the forms resource
-// reads, and returns the scan (a zero one when no rule scans it). Routing asks (request.resolve), for
+// the URI it names (sent: as the client sent it, read from the params' own bytes where it was
+// written without escapes; and the backend's URI), in the forms resource reads, and returns
+// the scan (a zero one when no rule scans it). Routing asks (request.resolve), for
 // a read, a completion of a template and a pre-2026 subscription alike, so that the log lines
 // written before stage guardrails refuses or logs the request (an interceptor's audit lines, a
 // pin's, a denial's) leave the URI out as the later ones do: railName.
@@ -51,14 +52,38 @@ func (g *railer) scanURI(x *request, sent string) uriScan {
 	}
 	var rep guardrails.Report
 	rep.Reset(rule.ID(), guardrails.DirArguments)
-	ps := paramsScan{rule: rule, rep: &rep, backendURI: x.route.upstreamName}
-	ps.resource(jsonrpc.AppendString(nil, sent), []byte("uri"))
+	ps := paramsScan{rule: rule, rep: &rep, backendURI: x.route.upstreamName, scanned: g.uriScanned}
+	ps.resource(sentJSON(x.in.req.Params, sent), []byte("uri"))
 	u := uriScan{rule: rule, backend: x.route.upstreamName}
 	if ps.nameFound {
 		found := rep
 		u.rep = &found
 	}
 	return u
+}
+
+// sentJSON returns the JSON string in which the client sent the URI sent, the uri of params or of
+// its ref: the params' own bytes when the client wrote it there without escapes, as a client
+// does a URI, so that scanning it costs no copy; else sent encoded anew.
+func sentJSON(params []byte, sent string) []byte {
+	var raw []byte
+	var uri func(k, v []byte) error
+	uri = func(k, v []byte) error {
+		switch {
+		case string(k) == "uri":
+			raw = v
+		case string(k) == "ref" && len(v) > 0 && v[0] == '{':
+			_ = jsonrpc.Members(v, uri)
+		}
+		return nil
+	}
+	if len(params) > 0 && params[0] == '{' {
+		_ = jsonrpc.Members(params, uri)
+	}
+	if len(raw) == len(sent)+2 && raw[0] == '"' && string(raw[1:len(raw)-1]) == sent {
+		return raw
+	}
+	return jsonrpc.AppendString(make([]byte, 0, len(sent)+8), sent)
 }
 
 // reuseURI adds the findings of the routing's scan of the URI (at /uri) to the request's report
@@ -138,15 +163,14 @@ func (ps *paramsScan) routed(key []byte) bool {
 	return false
 }
 
-// testHookURIScan, set by tests before any request, is called with the backend's URI at every
-// scan of a URI a request names.
-var testHookURIScan func(backendURI string)
-
 // resource scans val, the routed member key, and the forms of the backend's URI, block-only.
-// Nothing is allocated for a URI that the client sent in its normal form without escapes.
+// Beyond the scan of val itself, nothing is allocated for a URI that the client sent in its
+// normal form without escapes: the backend's URI is what val ends with, so it is not scanned
+// again, and it has no escape to decode. Routing hands val in as the params' own bytes
+// (sentJSON), so no copy of the URI is made either.
 func (ps *paramsScan) resource(val, key []byte) {
-	if testHookURIScan != nil {
-		testHookURIScan(ps.backendURI)
+	if ps.scanned != nil {
+		ps.scanned(ps.backendURI)
 	}
 	ps.blockOnly(ps.rule.ScanArguments(val), key, "")
 	u := ps.backendURI

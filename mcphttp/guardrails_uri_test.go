@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"bytes"
 	"strings"
 	"sync"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -65,25 +67,22 @@ func TestResourceURIFindingUnderLog(t *testing.T) {
 	}
 }
 
-// uriScans counts the scans of each backend URI (testHookURIScan).
-var uriScans struct {
-	sync.Mutex
-	n map[string]int
+// uriScans counts the scans of each backend URI (railer.uriScanned).
+type uriScans struct {
+	mu sync.Mutex
+	n  map[string]int
 }
 
-func init() {
-	uriScans.n = map[string]int{}
-	testHookURIScan = func(u string) {
-		uriScans.Lock()
-		uriScans.n[u]++
-		uriScans.Unlock()
-	}
+func (u *uriScans) scanned(uri string) {
+	u.mu.Lock()
+	u.n[uri]++
+	u.mu.Unlock()
 }
 
-func uriScanCount(u string) int {
-	uriScans.Lock()
-	defer uriScans.Unlock()
-	return uriScans.n[u]
+func (u *uriScans) count(uri string) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.n[uri]
 }
 
 // TestResourceURIScannedOnce: the URI a read or a completion of a template names is scanned
@@ -102,7 +101,9 @@ func TestResourceURIScannedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	be := mcptest.StartServer(t, "be")
-	_, e := testServer(t, Config{}, oneBackend(be.URL()), upstreams.Options{}, Deps{Version: "test", Guardrails: engine, GuardrailMetrics: rec})
+	s, e := testServer(t, Config{}, oneBackend(be.URL()), upstreams.Options{}, Deps{Version: "test", Guardrails: engine, GuardrailMetrics: rec})
+	scans := &uriScans{n: map[string]int{}}
+	s.rails.uriScanned = scans.scanned
 	url := serveTest(t, e).URL + DefaultPath
 	const mail = "alice.smith@mail.example.org"
 	for _, tc := range []struct {
@@ -120,7 +121,7 @@ func TestResourceURIScannedOnce(t *testing.T) {
 			`,"ref":{"type":"ref/resource","uri":"be+mem://items/{id}","note":"` + mail + `"},"argument":{"name":"id","value":"a"}`, -32602, "/ref/note"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := uriScanCount(tc.uri)
+			before := scans.count(tc.uri)
 			name := "be+" + tc.uri
 			r := do(t, "POST", url, modern(tc.method, name), body(tc.method, tc.params))
 			if tc.code == 0 && r.Status != 200 {
@@ -130,9 +131,76 @@ func TestResourceURIScannedOnce(t *testing.T) {
 			if tc.where != "" && !strings.Contains(string(r.Body), tc.where) {
 				t.Errorf("the refusal does not name %s: %s", tc.where, r.Body)
 			}
-			if n := uriScanCount(tc.uri) - before; n != 1 {
+			if n := scans.count(tc.uri) - before; n != 1 {
 				t.Errorf("the URI was scanned %d times, want once", n)
 			}
 		})
+	}
+}
+
+// TestResourceURIRoutingScanCopiesNothing: routing's scan of the URI a read names, sent in its
+// normal form without escapes, makes no copy of it: it costs the scan of the member itself and
+// the report routing keeps, as resource's comment says. A URI written with a JSON escape is
+// encoded anew, which is what the comparison shows the test can see.
+func TestResourceURIRoutingScanCopiesNothing(t *testing.T) {
+	e, err := guardrails.New(&guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "r", Resources: []string{"*"},
+		Arguments: guardrails.DirectionConfig{Secrets: "redact", PII: "redact"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &railer{engine: e}
+	x := &request{}
+	x.route.kind, x.route.upstream, x.route.upstreamName = upstreams.KindResource, "alpha", "file:///srv/report.txt?page=2#top"
+	const sent = "alpha+file:///srv/report.txt?page=2#top"
+	member := []byte(`"` + sent + `"`)
+	rule := e.Rule(guardrails.KindResource, "alpha", x.route.upstreamName)
+	scan := testing.AllocsPerRun(100, func() { rule.ScanArguments(member) })
+	read := func(params string) float64 {
+		x.in.req = &jsonrpc.Request{Method: upstreams.MethodResourcesRead, Params: []byte(params)}
+		return testing.AllocsPerRun(100, func() {
+			if u := g.scanURI(x, sent); u.found() {
+				t.Fatal("a clean URI was found")
+			}
+		})
+	}
+	const routingReport = 1
+	plain := read(`{"_meta":{},"uri":"` + sent + `"}`)
+	if plain > scan+routingReport {
+		t.Errorf("routing's scan of a URI in normal form: %v allocations, want at most %v (the member's scan and routing's report)", plain, scan+routingReport)
+	}
+	if escaped := read(`{"uri":"\u0061lpha+file:///srv/report.txt?page=2#top"}`); escaped <= plain {
+		t.Errorf("a URI written with an escape: %v allocations, not more than one without (%v)", escaped, plain)
+	}
+}
+
+// TestSentJSON: the URI a read or a completion names is scanned in the params' own bytes when
+// they spell it without escapes, and encoded anew otherwise (escapes, or params that do not
+// hold it as sent).
+func TestSentJSON(t *testing.T) {
+	const sent = "be+mem://x/a?b=c"
+	for _, tt := range []struct {
+		params string
+		own    bool
+	}{
+		{`{"uri":"be+mem://x/a?b=c"}`, true},
+		{`{"_meta":{"k":"v"},"uri":"be+mem://x/a?b=c"}`, true},
+		{`{"ref":{"type":"ref/resource","uri":"be+mem://x/a?b=c"},"argument":{"name":"a","value":"b"}}`, true},
+		{`{"uri":"be+mem:\/\/x/a?b=c"}`, false},
+		{`{"uri":"be+mem://x/b"}`, false},
+		{`{}`, false},
+		{``, false},
+	} {
+		params := []byte(tt.params)
+		got := sentJSON(params, sent)
+		if want := jsonrpc.AppendString(nil, sent); !bytes.Equal(got, want) {
+			t.Errorf("%s: %s, want %s", tt.params, got, want)
+		}
+		// The params' own bytes change with them; a copy does not.
+		for i := range params {
+			params[i] = 'X'
+		}
+		if own := bytes.Contains(got, []byte("X")); own != tt.own {
+			t.Errorf("%s: the params' own bytes %v, want %v", tt.params, own, tt.own)
+		}
 	}
 }

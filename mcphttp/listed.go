@@ -3,10 +3,8 @@ package mcphttp
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
-	"github.com/mcp-gateway/gateway/internal/resuri"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -69,7 +67,8 @@ func unlistedError(kind upstreams.Kind, err error) error {
 
 // resourceSpelling is how a resource URI or template the request x routes to (resources/read, a
 // completion of a template) is written toward its backend: the spelling the backend listed for
-// its normal form, else its URI form (catalog.ResourceSpelling; docs/protocol.md). Any other
+// its normal form, or a URI under a template respelt as the backend spelt the template, else
+// its URI form (catalog.ResourceSpelling; docs/protocol.md). Any other
 // request sends its name as it is ("").
 func resourceSpelling(x *request, target upstreams.Target) string {
 	if x.route.kind != upstreams.KindResource {
@@ -81,31 +80,24 @@ func resourceSpelling(x *request, target upstreams.Target) string {
 // resourceSpeller returns resourceSpelling's lookup for any resource URI of x's caller: a
 // listen's subscriptions go to their backends in the spelling a read of the same URI goes in
 // (upstreams.ListenCaller.Spell). What it needs of x's decoded request is taken now, so it may
-// be called after x is shed. It fetches a backend's list at most once, for the first URI that
-// needs it (one not all ASCII: an ASCII one is its own spelling); later URIs of that backend
-// are spelt from what that fetch left in the catalog (its URI form if nothing), so a listen
-// naming many URIs costs a backend whose list fails one list request, not one per URI. Not for
-// concurrent use.
+// be called after x is shed. A lookup may fetch the lists a URI is spelt from, its backend's
+// resources/templates/list and resources/list (catalog.ResourceSpelling), plain-ASCII URIs
+// included. It fetches them at most once per backend, for the first URI of that backend:
+// later URIs of that backend are spelt from what that fetch left in the catalog (their URI
+// form if nothing), so a listen naming many URIs costs a backend whose lists fail one request
+// per list, not one per URI. Not for concurrent use.
 func resourceSpeller(x *request) func(context.Context, upstreams.Target) string {
 	base := listQuery(x, upstreams.Target{}, true)
-	// A list a lookup fetched: a backend's resources, or its templates for a URI template.
-	type list struct {
-		upstream  string
-		templates bool
-	}
-	var fetched map[list]bool
+	var fetched map[string]bool // the backends a lookup was let fetch for
 	return func(ctx context.Context, target upstreams.Target) string {
 		q := base
 		q.SubjectToken = x.subjectToken(target.Upstream)
 		q.SubjectKey = x.caller.keyOf(q.SubjectToken)
-		if !resuri.IsASCII(target.Name) {
-			l := list{target.Upstream, strings.IndexByte(target.Name, '{') >= 0}
-			q.Fetch = !fetched[l]
-			if fetched == nil {
-				fetched = make(map[list]bool, 1)
-			}
-			fetched[l] = true
+		q.Fetch = !fetched[target.Upstream]
+		if fetched == nil {
+			fetched = make(map[string]bool, 1)
 		}
+		fetched[target.Upstream] = true
 		return x.s.backends.ResourceSpelling(ctx, &q, target)
 	}
 }

@@ -32,9 +32,10 @@ type Call struct {
 	Target names.Target
 	// Spelling is how a resource URI or template Target.Name (resources/read, a completion of
 	// a template) is written toward the backend, in the body and in Mcp-Name: the spelling the
-	// backend listed for it (catalog.ResourceSpelling). It must be Target.Name with at most
-	// its non-ASCII text written otherwise (resuri.SpellsAs), or the call is refused. Empty: a resources/read sends resuri.URIForm(Target.Name), any
-	// other method Target.Name.
+	// backend listed for it, or a URI under a template it listed respelt as the backend spelt
+	// the template (catalog.ResourceSpelling). It must name Target.Name to every reader
+	// (ResourceURI), or the call is refused. Empty: a resources/read sends
+	// resuri.URIForm(Target.Name), any other method Target.Name.
 	Spelling string
 	// ProtocolVersion is sent as MCP-Protocol-Version; empty means ProtocolVersion.
 	ProtocolVersion string
@@ -216,18 +217,20 @@ func spelling(c *Call) (string, error) {
 }
 
 // ResourceURI returns how the resource URI (or template) n, authorised in its normal form, is
-// written toward its backend, given the spelling that backend listed for it
-// (catalog.ResourceSpelling): that spelling, else (an empty one) n's URI form. A spelling that
-// is not n with at most its non-ASCII text written otherwise (resuri.SpellsAs) is refused: a
-// backend might read it as another resource. A resources/read and a subscription to the same
-// resource go by this one rule, so a backend hears of one resource under one spelling.
+// written toward its backend, given the spelling that backend listed for it, or that a URI
+// under a template it listed is respelt in (catalog.ResourceSpelling): that spelling, else (an
+// empty one) n's URI form. A spelling that does not name n to every reader is refused: one
+// that differs from n in more than its non-ASCII text (resuri.SpellsAs) must normalise to n
+// without a dot segment (resuri.ReadsAs), or a backend might read it as another resource. A
+// resources/read and a subscription to the same resource go by this one rule, so a backend
+// hears of one resource under one spelling.
 func ResourceURI(n, spelling string) (string, error) {
 	if spelling == "" {
 		return resuri.URIForm(n), nil
 	}
 	// What the gateway authorised is what the backend acts on: no spelling of another URI,
-	// nor one a backend could read as another (resuri.SpellsAs).
-	if !resuri.SpellsAs(spelling, n) {
+	// nor one a backend could read as another.
+	if !resuri.SpellsAs(spelling, n) && !resuri.ReadsAs(spelling, n) {
 		return "", errSpelling
 	}
 	return spelling, nil

@@ -107,6 +107,7 @@ func (p *part) retainedBytes() int64 {
 	for k, v := range p.spellings {
 		n += indexItemBytes + int64(len(k)+len(v))
 	}
+	n += templatesBytes(p.templates)
 	return n
 }
 
@@ -162,7 +163,8 @@ func (c *listCache) get(k partKey) *part {
 		return nil
 	}
 	p := e.part
-	return &part{items: p.items, private: p.private, pins: p.pins, ttlMs: max(left.Milliseconds(), 1)}
+	return &part{items: p.items, private: p.private, pins: p.pins, spellings: p.spellings, templates: p.templates,
+		ttlMs: max(left.Milliseconds(), 1)}
 }
 
 // generation returns the invalidation count of k's list, to hand back to put.

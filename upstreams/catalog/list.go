@@ -161,6 +161,9 @@ type part struct {
 	// each normal form that is not plain ASCII (spelling.go): one listed spelling, or
 	// collidedSpelling. Nil when there is none.
 	spellings map[string]string
+	// templates are, for a templates list, each template its backend listed, in its normal
+	// form and as listed (spelling.go); nil for any other list.
+	templates []spelledTemplate
 }
 
 // List fans the list out to every backend, follows each backend's pagination, renames and
@@ -410,6 +413,9 @@ func (c *Catalog) addItems(p *part, b *backend.Backend, spec listSpec, arr []byt
 			}
 			if spec.kind == names.KindResource {
 				p.addSpelling(name, listed)
+				if spec.index == templatesListIndex {
+					p.templates = append(p.templates, spelledTemplate{normal: name, listed: listed})
+				}
 			}
 			target = names.Target{Upstream: b.Name(), Name: name}
 			return jsonrpc.AppendString(nil, string(c.ns.Name(spec.kind, target))), true

@@ -151,6 +151,9 @@ type headerIndex struct {
 	// spell is, for a resources or templates list, the spelling its backend listed for a
 	// normal form, where that is not the normal form's URIForm (spelling.go).
 	spell map[string]string
+	// templates are, for a templates list, its templates when one respells a URI under it
+	// (spelling.go), else nil.
+	templates []spelledTemplate
 }
 
 // ToolHeaders returns the x-mcp-header bindings of target's tool, from its backend's tools/list:
@@ -305,7 +308,7 @@ func (e *headerIndex) retainedBytes() int64 {
 	for k, v := range e.spell {
 		n += indexItemBytes + int64(len(k)+len(v))
 	}
-	return n
+	return n + templatesBytes(e.templates)
 }
 
 // retainedBytes estimates the memory th keeps alive, its schemas' text included (interned, so

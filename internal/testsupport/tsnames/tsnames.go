@@ -31,6 +31,9 @@ type Names struct {
 	Tools     []string `json:"tools,omitempty"`
 	Prompts   []string `json:"prompts,omitempty"`
 	Resources []string `json:"resources,omitempty"`
+	// Templates are resource templates a backend serves: a read under one answers "read <the
+	// URI the server received>".
+	Templates []string `json:"templates,omitempty"`
 	// Subscribe makes a backend advertise resources.subscribe and serve subscriptions/listen's
 	// resource subscriptions; NotifyUpdated then publishes an update.
 	Subscribe bool `json:"subscribe,omitempty"`

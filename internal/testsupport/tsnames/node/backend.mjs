@@ -3,14 +3,15 @@
 //
 //   node backend.mjs <names.json>
 //
-// names.json is {"tools":[...],"prompts":[...],"resources":[...]}: every tool and prompt answers
-// "ran <name>", every resource "read <uri>". With "subscribe":true the server advertises
+// names.json is {"tools":[...],"prompts":[...],"resources":[...],"templates":[...]}: every tool
+// and prompt answers "ran <name>", every resource "read <uri>", and every read under a resource
+// template "read <the URI the server received>". With "subscribe":true the server advertises
 // resources.subscribe, and a POST to /notify?uri=<uri> publishes notifications/resources/updated
 // for that exact URI to the subscriptions/listen streams that subscribed to it. It listens on a
 // free loopback port and prints "LISTENING <port>" once ready; it exits when its stdin ends.
 import http from "node:http";
 import { readFileSync } from "node:fs";
-import { McpServer, createMcpHandler } from "@modelcontextprotocol/server";
+import { McpServer, ResourceTemplate, createMcpHandler } from "@modelcontextprotocol/server";
 
 const names = JSON.parse(readFileSync(process.argv[2], "utf8"));
 
@@ -31,6 +32,10 @@ function build() {
     server.registerResource(uri, uri, { mimeType: "text/plain" }, async () => ({
       contents: [{ uri, mimeType: "text/plain", text: `read ${uri}` }],
     }));
+  }
+  for (const tmpl of names.templates ?? []) {
+    server.registerResource(tmpl, new ResourceTemplate(tmpl, { list: undefined }), { mimeType: "text/plain" },
+      async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/plain", text: `read ${uri.href}` }] }));
   }
   return server;
 }
