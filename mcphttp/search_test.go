@@ -259,8 +259,33 @@ func TestFindToolsArguments(t *testing.T) {
 		"an empty query":     `{"query":"  "}`,
 		"no query":           `{"limit":2}`,
 		"an unknown member":  `{"query":"keys","upstream":"be"}`,
+		"a fraction":         `{"query":"keys","limit":2.5}`,
+		"a zero limit":       `{"query":"keys","limit":0e3}`,
+		"a negative limit":   `{"query":"keys","limit":-2}`,
+		"a string limit":     `{"query":"keys","limit":"2"}`,
+		"a null limit":       `{"query":"keys","limit":null}`,
+		"a near-integer":     `{"query":"keys","limit":2.00000000000000001}`,
 	} {
 		t.Run(name, func(t *testing.T) { mcptest.CheckRPC(t, findWith(args), -32602) })
+	}
+	// limit is an integer as the schema's "integer" reads one: any literal of a whole number
+	// (a client that holds numbers as doubles may well send 2.0), capped by maxResults.
+	for args, want := range map[string]int{
+		`{"query":"rotate keys vault","limit":2}`:     2,
+		`{"query":"rotate keys vault","limit":2.0}`:   2,
+		`{"query":"rotate keys vault","limit":20e-1}`: 2,
+		`{"query":"rotate keys vault","limit":1E0}`:   1,
+		`{"query":"rotate keys vault","limit":1e15}`:  3,
+	} {
+		r := findWith(args)
+		var res struct {
+			StructuredContent found `json:"structuredContent"`
+		}
+		if err := json.Unmarshal(r.RPC.Result, &res); err != nil || r.RPC.Error != nil {
+			t.Errorf("find_tools %s: %v %s", args, err, r.Body)
+		} else if n := len(res.StructuredContent.Tools); n != want {
+			t.Errorf("find_tools %s returned %d tools, want %d", args, n, want)
+		}
 	}
 	r := findWith(`{"query":"` + strings.Repeat("k", 1020) + ` key"}`)
 	mcptest.CheckRPC(t, r, 0)
