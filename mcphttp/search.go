@@ -144,12 +144,14 @@ func (sr *searcher) catalog(x *request) (*upstreams.ToolCatalog, error) {
 	})
 }
 
-// indexOwner is the caller a private catalog's index counts against, "" for a public one.
+// indexOwner is the caller a private catalog's index (and its tools' texts to embed) counts
+// against, "" for a public one: the key of every other per-caller bound, the client address's
+// without authentication, so that a private catalog is never taken for everyone's.
 func indexOwner(x *request, cat *upstreams.ToolCatalog) string {
 	if !cat.Private() {
 		return ""
 	}
-	return x.subject()
+	return x.bound()
 }
 
 // listSearch is tools/list in search mode: the meta-tools, then the always-visible tools the
