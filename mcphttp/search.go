@@ -144,12 +144,14 @@ func (sr *searcher) catalog(x *request) (*upstreams.ToolCatalog, error) {
 	})
 }
 
-// indexOwner is the caller a private catalog's index counts against, "" for a public one.
+// indexOwner is the caller a private catalog's index (and its tools' texts to embed) counts
+// against, "" for a public one: the key of every other per-caller bound, the client address's
+// without authentication, so that a private catalog is never taken for everyone's.
 func indexOwner(x *request, cat *upstreams.ToolCatalog) string {
 	if !cat.Private() {
 		return ""
 	}
-	return x.subject()
+	return x.bound()
 }
 
 // listSearch is tools/list in search mode: the meta-tools, then the always-visible tools the
@@ -300,8 +302,8 @@ func (sr *searcher) appendFound(x *request, out []byte, ix *catalogIndex, hits [
 	return append(out, '}')
 }
 
-// searchArgs reads find_tools' arguments: query (a non-empty string) and limit (an integer,
-// bounded by the endpoint's maximum).
+// searchArgs reads find_tools' arguments: query (a non-empty string) and limit (a whole number
+// however written, bounded by the endpoint's maximum).
 func (sr *searcher) searchArgs(x *request) (string, int, error) {
 	if x.in.params.Arguments == nil {
 		return "", 0, invalidParams("Invalid params: find_tools needs arguments {query, limit}")
@@ -312,11 +314,13 @@ func (sr *searcher) searchArgs(x *request) (string, int, error) {
 		case "query":
 			hasQuery = json.Unmarshal(val, &query) == nil
 		case "limit":
-			n, err := strconv.Atoi(string(val))
-			if err != nil || n < 1 {
+			// Any literal of a whole number, as the schema's "integer" takes it (2, 2.0, 2e0),
+			// within the integers every client's decoder holds exactly.
+			n, ok := safeInteger(string(val))
+			if !ok || n < 1 {
 				return invalidParams("Invalid params: limit must be a positive integer")
 			}
-			limit = n
+			limit = int(min(n, int64(x.set.search.max)))
 		default:
 			return invalidParams("Invalid params: find_tools takes only query and limit")
 		}

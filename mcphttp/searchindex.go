@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/mcp-gateway/gateway/internal/embeddings"
+	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/sharelru"
 	"github.com/mcp-gateway/gateway/internal/toolsearch"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -43,9 +45,10 @@ type catalogIndex struct {
 	version [sha256.Size]byte
 	tools   []upstreams.CatalogTool
 	names   []string // each tool's namespaced name
-	// reserved marks the tools whose namespaced name is a meta-tool's: a backend's own tool
-	// of that name (possible with namespace.noPrefix) is never found nor listed beside the
-	// meta-tools, which answer to that name on a search endpoint. So is a definition search
+	// reserved marks the tools whose namespaced name is or reads as a meta-tool's
+	// (readsAsMetaToolName): a backend's own tool of such a name (possible with
+	// namespace.noPrefix) is never found nor listed beside the meta-tools, which answer to
+	// that name on a search endpoint. So is a definition search
 	// cannot read as every client reads it (toolsearch.ParseTool): its name and text are not
 	// known for sure.
 	reserved []bool
@@ -170,12 +173,13 @@ func (c *indexCache) build(cat *upstreams.ToolCatalog, owner string) *catalogInd
 		}
 		d.Backend = t.Target.Upstream
 		docs[i], e.names[i], e.shadows[i] = d, d.Name, t.Shadows
-		if isMetaToolName(d.Name) {
+		if readsAsMetaToolName(d.Name) {
 			e.reserved[i] = true
-			c.log.Warn("backend tool hidden on search endpoints: its name is a meta-tool's",
+			c.log.Warn("backend tool hidden on search endpoints: its name is or reads as a meta-tool's",
 				"upstream", t.Target.Upstream, "tool", t.Target.Name)
 		}
 	}
+	c.reserveRepeatedNames(e)
 	e.ranker = toolsearch.NewBM25(docs)
 	if c.embed != nil {
 		texts := make([]string, len(docs))
@@ -189,8 +193,43 @@ func (c *indexCache) build(cat *upstreams.ToolCatalog, owner string) *catalogInd
 	return e
 }
 
-// isMetaToolName reports whether name is one of the meta-tools' names.
-func isMetaToolName(name string) bool { return name == findToolsName || name == callToolName }
+// reserveRepeatedNames leaves out of search every tool whose name (the backend and backend-side
+// name a call routes to) the catalog holds more than once, a backend listing one name with two
+// definitions: which of them a call of that name gets is the backend's choice, so search shows
+// neither, and never answers one name twice. tools/list is not changed.
+func (c *indexCache) reserveRepeatedNames(e *catalogIndex) {
+	first := make(map[upstreams.Target]int, len(e.tools))
+	for i, t := range e.tools {
+		j, seen := first[t.Target]
+		if !seen {
+			first[t.Target] = i
+			continue
+		}
+		if j >= 0 {
+			e.reserved[j] = true
+			first[t.Target] = -1 // logged once
+			c.log.Warn("backend tool left out of search: the catalog lists its name more than once",
+				"upstream", t.Target.Upstream, "tool", t.Target.Name)
+		}
+		e.reserved[i] = true
+	}
+}
+
+// readsAsMetaToolName reports whether a reader takes name for one of the meta-tools' names: it
+// is one, or spells the same words in another case, with other separators or none, in
+// look-alike letters of another script or full-width forms, or with invisible characters
+// (pins.NameWords). Such a tool beside the meta-tools, or among find_tools' answers, could be
+// taken for one and sent the client's tasks.
+func readsAsMetaToolName(name string) bool {
+	if name == findToolsName || name == callToolName {
+		return true
+	}
+	switch strings.Join(pins.NameWords(name), "") {
+	case "findtools", "calltool":
+		return true
+	}
+	return false
+}
 
 // listView is what this caller's tools/list on this endpoint shows: the tools visible allows as
 // they are, and those only discoverable (a policy rule lists them without the scopes a call

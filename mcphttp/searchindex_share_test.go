@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
@@ -125,5 +126,38 @@ func TestIndexSharePublicUseLeavesShare(t *testing.T) {
 	}
 	if builds != 1 {
 		t.Fatalf("the index the public catalog uses was built %d times: alice's next index pushed it out", builds)
+	}
+}
+
+// TestIndexShareUnauthenticatedClients: without authentication, the index of a private catalog
+// counts against the client address it was built for (the key every other per-caller bound of
+// that client uses), not as everyone's: one client whose private lists keep changing rebuilds
+// only its own index, never pushing out another client's.
+func TestIndexShareUnauthenticatedClients(t *testing.T) {
+	be := mcptest.StartServer(t, "be", mcptest.WithMiddleware(scopedLists))
+	s, e := testServer(t, Config{Search: SearchConfig{Enabled: true}, TrustedProxies: []string{"127.0.0.1/32"}},
+		oneBackendNamed("be", be.URL()), upstreams.Options{}, Deps{})
+	var builds atomic.Int32
+	s.search.index.onBuild = func(int) { builds.Add(1) }
+	url := serveTest(t, e).URL + DefaultPath
+	find := func(client, scope string) {
+		t.Helper()
+		meta := strings.Replace(mcptest.Meta, `"_meta":{`, `"_meta":{"test/scope":"`+scope+`",`, 1)
+		r := do(t, "POST", url, with(modern("tools/call", findToolsName), "X-Forwarded-For", client),
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+meta+`,"name":"find_tools","arguments":{"query":"records"}}}`)
+		mcptest.CheckRPC(t, r, 0)
+		if !strings.Contains(string(r.Body), "tool_"+scope) {
+			t.Fatalf("find_tools for scope %s did not search that scope's catalog: %s", scope, r.Body)
+		}
+	}
+	const bob, alice = "198.51.100.2", "198.51.100.1"
+	find(bob, "bob")
+	for i := range 3 * indexVersions {
+		find(alice, "alice"+strings.Repeat("x", i))
+	}
+	before := builds.Load()
+	find(bob, "bob")
+	if n := builds.Load() - before; n != 0 {
+		t.Fatalf("bob's private index was pushed out by another client's: %d rebuilds", n)
 	}
 }

@@ -14,10 +14,11 @@ type Vectors struct {
 
 	mu sync.Mutex
 	// owner is the caller whose private catalog this is, "" for a public one (or once a public
-	// catalog uses it: Public): the texts it sends count against that caller's share.
+	// catalog uses it: Public). Other callers may list the same private catalog: the texts a
+	// fill sends count against the share of the caller whose search started it (payer).
 	owner string
-	// spent: the last fill stopped because the owner's share of the budget was spent.
-	spent   bool
+	// spent is the caller whose share of the budget stopped the last fill, "" if none did.
+	spent   string
 	vecs    [][]float32
 	missing int
 	// running is closed when the current fill ends; nil while none runs.
@@ -48,7 +49,7 @@ func (e *Embedder) Catalog(texts []string, owner string) *Vectors {
 		close(v.ready)
 		return v
 	}
-	v.start()
+	v.start(owner)
 	return v
 }
 
@@ -61,9 +62,10 @@ func (v *Vectors) Public() {
 	v.mu.Unlock()
 }
 
-// start runs fill unless it runs already or is done, and returns a channel closed when the
-// fill that runs ends (closed already when none needs to run).
-func (v *Vectors) start() <-chan struct{} {
+// start runs fill, charged to caller while the catalog is private, unless one runs already or
+// it is done, and returns a channel closed when the fill that runs ends (closed already when
+// none needs to run).
+func (v *Vectors) start(caller string) <-chan struct{} {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.running != nil {
@@ -73,14 +75,16 @@ func (v *Vectors) start() <-chan struct{} {
 		return v.ready
 	}
 	v.running = make(chan struct{})
-	go v.fill(v.running)
+	go v.fill(v.running, caller)
 	return v.running
 }
 
 // fill asks for the missing vectors, in batches, several at once (half of maxConcurrent, so
 // queries keep room), until all are there or a request fails or is not admitted (then the next
-// search on this version starts it again, once the backoff and the budget allow).
-func (v *Vectors) fill(done chan struct{}) {
+// search on this version starts it again, once the backoff and the budget allow). While the
+// catalog is private its texts count against payer's share: the caller whose search needs them
+// now, not whichever caller the catalog was first built for.
+func (v *Vectors) fill(done chan struct{}, payer string) {
 	defer func() {
 		v.mu.Lock()
 		v.running = nil
@@ -90,7 +94,7 @@ func (v *Vectors) fill(done chan struct{}) {
 	}()
 	size := v.e.guard.maxBatch(v.e.cfg.BatchSize)
 	v.mu.Lock()
-	v.spent = false
+	v.spent = ""
 	if v.owner != "" {
 		size = min(size, textShare(v.e.cfg)) // a larger batch would never be admitted
 	}
@@ -101,7 +105,7 @@ func (v *Vectors) fill(done chan struct{}) {
 		go func() {
 			defer wg.Done()
 			for {
-				idx, texts, owner := v.nextBatch(size)
+				idx, texts, owner := v.nextBatch(size, payer)
 				if len(idx) == 0 {
 					return
 				}
@@ -109,7 +113,7 @@ func (v *Vectors) fill(done chan struct{}) {
 				if err != nil {
 					if reasonOf(err) == ReasonCaller {
 						v.mu.Lock()
-						v.spent = true
+						v.spent = owner
 						v.mu.Unlock()
 					}
 					return
@@ -122,8 +126,9 @@ func (v *Vectors) fill(done chan struct{}) {
 }
 
 // nextBatch is up to size tools still without a vector and not asked for by another batch, now
-// marked as asked for, and the caller they are asked for.
-func (v *Vectors) nextBatch(size int) (idx []int, texts []string, owner string) {
+// marked as asked for, and the caller they are asked for: payer while the catalog is private,
+// none once a public catalog uses it.
+func (v *Vectors) nextBatch(size int, payer string) (idx []int, texts []string, owner string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.asked == nil {
@@ -138,7 +143,10 @@ func (v *Vectors) nextBatch(size int) (idx []int, texts []string, owner string) 
 			}
 		}
 	}
-	return idx, texts, v.owner
+	if v.owner == "" {
+		return idx, texts, ""
+	}
+	return idx, texts, payer
 }
 
 // store keeps a batch's vectors, asked for owner, in the catalog and in the cache; the last
@@ -171,11 +179,11 @@ func (v *Vectors) store(idx []int, vecs [][]float32, owner string) {
 func (e *Embedder) Dense(ctx context.Context, v *Vectors, caller, query string) (q []float32, tools [][]float32, ok bool) {
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 	defer cancel()
-	if !v.await(ctx) {
+	if !v.await(ctx, caller) {
 		v.mu.Lock()
 		reason := ReasonNotReady
-		if v.spent {
-			reason = ReasonCaller // the catalog's owner spent its share on its tools' texts
+		if v.spent == caller && caller != "" {
+			reason = ReasonCaller // this caller spent its share on its catalog's texts
 		}
 		v.mu.Unlock()
 		e.obs.Fallback(reason)
@@ -210,8 +218,8 @@ func (e *Embedder) Dense(ctx context.Context, v *Vectors, caller, query string) 
 }
 
 // await reports whether every tool has its vector, waiting (until ctx ends) while they are being
-// asked for; it starts asking when no request runs.
-func (v *Vectors) await(ctx context.Context) bool {
+// asked for; it starts asking, for caller, when no request runs.
+func (v *Vectors) await(ctx context.Context, caller string) bool {
 	select {
 	case <-v.ready:
 		return true
@@ -220,7 +228,7 @@ func (v *Vectors) await(ctx context.Context) bool {
 	select {
 	case <-v.ready:
 		return true
-	case <-v.start():
+	case <-v.start(caller):
 	case <-ctx.Done():
 	}
 	select {
@@ -260,7 +268,10 @@ func (v *Vectors) Wait(ctx context.Context) bool {
 		case <-ctx.Done():
 			return false
 		case <-time.After(50 * time.Millisecond):
-			v.start()
+			v.mu.Lock()
+			owner := v.owner
+			v.mu.Unlock()
+			v.start(owner)
 		}
 	}
 }

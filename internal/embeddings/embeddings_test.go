@@ -661,7 +661,7 @@ func TestTextShareOneCallerCannotStarveOthers(t *testing.T) {
 		texts[i] = fmt.Sprintf("alice tool %d. Reads the records of scope %d", i, i)
 	}
 	v := f.e.Catalog(texts, alice)
-	<-v.start() // her fill, until it stops
+	<-v.start(alice) // her fill, until it stops
 	// Batches of 4: as many as fit in her share.
 	_, after := f.srv.Counts()
 	sent := after - before
@@ -692,7 +692,7 @@ func TestTextShareOneCallerCannotStarveOthers(t *testing.T) {
 	}
 	f.clock.Advance(time.Minute)
 	_, before = f.srv.Counts()
-	<-v.start()
+	<-v.start(alice)
 	if _, after := f.srv.Counts(); after-before == 0 || after-before > share {
 		t.Errorf("the next minute alice's catalog had %d texts sent, want some, at most her share, %d", after-before, share)
 	}
@@ -709,7 +709,7 @@ func TestTextSharePublicUse(t *testing.T) {
 		texts[i] = fmt.Sprintf("shared tool %d. Reads the records of scope %d", i, i)
 	}
 	v := f.e.Catalog(texts, alice)
-	<-v.start() // stops at alice's share
+	<-v.start(alice) // stops at alice's share
 	v.Public()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -744,5 +744,42 @@ func TestRefusedQueryNotCounted(t *testing.T) {
 	if _, _, ok := f.e.Dense(context.Background(), v, "bob", "q"); !ok {
 		_, fallbacks := f.obs.counts()
 		t.Errorf("bob's search refused after the budget refilled: his refused queries were counted (fallbacks %v)", fallbacks)
+	}
+}
+
+// TestTextSharePrivateCatalogOfTwoCallers: two callers can list the same private catalog (a
+// per-user backend that lists alike for both), which then has one set of vectors. What is left
+// to embed of it when a caller's search starts its fill again is charged to that caller, not
+// to the caller it was first built for: bob's search is not refused because alice's share is
+// spent, and the texts it sends count against bob's share and cache, never alice's.
+func TestTextSharePrivateCatalogOfTwoCallers(t *testing.T) {
+	const budget, alice, bob = 80, "https://idp#alice", "https://idp#bob"
+	share := budget / ShareDivisor
+	f := newFixture(t, func(c *Config) { c.MaxTextsPerMinute = budget })
+	texts := make([]string, share+share/2)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("shared tool %d. Reads the records of scope %d", i, i)
+	}
+	v := f.e.Catalog(texts, alice)
+	<-v.start(alice) // stops at alice's share
+	if v.Of() != nil {
+		t.Fatal("alice's share embedded the whole catalog; the test needs it to stop short")
+	}
+	usage := func(who string) int {
+		f.e.cache.mu.Lock()
+		defer f.e.cache.mu.Unlock()
+		n, _ := f.e.cache.lru.Usage(who)
+		return n
+	}
+	aliceHeld := usage(alice)
+	if _, _, ok := f.e.Dense(context.Background(), v, bob, "q"); !ok {
+		_, fallbacks := f.obs.counts()
+		t.Fatalf("bob's search over the catalog he lists was refused on alice's share (fallbacks %v)", fallbacks)
+	}
+	if n := usage(bob); n == 0 || n > share {
+		t.Errorf("bob's share holds %d vectors, want those his search embedded (at most %d)", n, share)
+	}
+	if n := usage(alice); n != aliceHeld {
+		t.Errorf("bob's search changed alice's share from %d vectors to %d", aliceHeld, n)
 	}
 }

@@ -71,6 +71,12 @@ func foldUnicode(s string) string {
 	return norm.NFKC.String(cases.Fold().String(norm.NFKC.String(s)))
 }
 
+// NameWords are the words a reader takes a tool name for, whatever its spelling: case folded,
+// look-alike letters of other scripts read as Latin, full-width and other compatibility forms as
+// their plain letters, every other character (separators, invisible ones) a break between
+// words. "Find_Tools", "find-tools" and "find_tооls" (Cyrillic о) are find, tools.
+func NameWords(name string) []string { return nameTokens(name) }
+
 // nameTokens splits a tool name into case-folded word tokens: split on its NFKC form with
 // look-alike letters mapped to Latin (latinSkeleton), whose letters still carry their case,
 // each token folded.
