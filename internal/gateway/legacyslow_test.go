@@ -79,6 +79,22 @@ func TestLegacySlowGetStreamBounded(t *testing.T) {
 				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: "mem://big/", Text: "big"}}}, nil
 			}))
 	_ = subscribeEveryListen(alpha, uris)
+	// bigAcked is signalled when the backend acknowledges a listen subscribed to mem://big/: a
+	// pre-2026 client's subscribe reaches the backend when the gateway next restarts that
+	// client's listen, which it paces, and an update sent before then is not the client's.
+	bigAcked := make(chan struct{}, 1)
+	alpha.MCP().AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok &&
+				slices.Contains(p.Notifications.ResourceSubscriptions, "mem://big/") {
+				select {
+				case bigAcked <- struct{}{}:
+				default:
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
 	iss := newIssuer(t)
 	gw := startTestGateway(t, func(c *Config) {
 		trustIssuers(c, iss)
@@ -97,6 +113,11 @@ func TestLegacySlowGetStreamBounded(t *testing.T) {
 		mcptest.WithRoundTripper(&stallGets{base: base, release: release}))
 	if err := slow.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "alpha+mem://big/"}); err != nil {
 		t.Fatal(err)
+	}
+	select { // a bounded wait for an event, not a timing
+	case <-bigAcked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the backend never acknowledged a listen subscribed to mem://big/")
 	}
 	reader := &mcptest.ResourceUpdates{}
 	fast := mcptest.Connect(t, url, mcptest.WithProtocolVersion("2025-11-25"), mcptest.WithBearer(token("bob")),
