@@ -59,6 +59,14 @@ func (x *request) listen() error {
 	})
 	x.out.KeepAlive(false)
 	switch {
+	case CutBy(x.ctx) != nil:
+		// The gateway ended the listen: it is shutting down, or a reload replaced the
+		// configuration the listen started on. The graceful end, not the cut error a call gets:
+		// a listen runs nothing at a backend that may or may not have happened, and the client
+		// listens again, on another replica or the new configuration.
+		if err := x.out.Event(listenEnd(x.in.req.ID), nil); err != nil {
+			return err
+		}
 	case x.ctx.Err() != nil:
 		x.client.SetOutcome(outcomeCanceled)
 		return nil
