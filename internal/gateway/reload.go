@@ -143,6 +143,10 @@ func (g *gateway) reload(load func() (*Config, error)) error {
 	}
 	c.admin.SetReady(true)
 	g.activate(c, prev)
+	// Calls in flight finish on prev; its listens end now and their clients listen again
+	// under c, rather than receive notifications filtered by the replaced policy until
+	// server.shutdownTimeout.
+	prev.mcpServer.EndListens()
 	g.startComponents(c)
 	r.running = next
 	g.sets.retiring.Add(1)
