@@ -118,7 +118,7 @@ func (g *gateway) serveUntil(ctx context.Context, errc <-chan error, reload *rel
 		case err := <-errc:
 			return err
 		case <-reload.signals():
-			reload.report(g.reloadFrom(reload.load))
+			reload.report(g.reloadFrom(ctx, reload.load))
 		case <-ctx.Done():
 			return nil
 		}
