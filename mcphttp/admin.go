@@ -3,6 +3,7 @@ package mcphttp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/pprof"
@@ -151,17 +152,10 @@ func echoJSONDecoder(c echo.Context) *json.Decoder {
 // backends' health (names, URLs, errors) go only to the admin (authorized); a probe without the
 // credential gets the status alone.
 func (a *Admin) readyz(c echo.Context) error {
-	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
-	defer cancel()
-	r := readiness{Ready: a.ready.Load(), Draining: !a.ready.Load(), Checks: map[string]string{}}
-	for _, ch := range a.deps.Checks {
-		if err := ch.Run(ctx); err != nil {
-			r.Ready = r.Ready && ch.Advisory
-			r.Checks[ch.Name] = err.Error()
-			continue
-		}
-		r.Checks[ch.Name] = "ok"
-	}
+	r := readiness{Ready: a.ready.Load(), Draining: !a.ready.Load()}
+	var ok bool
+	r.Checks, ok = a.runChecks(c.Request().Context())
+	r.Ready = r.Ready && ok
 	status := http.StatusOK
 	if !r.Ready {
 		status = http.StatusServiceUnavailable
@@ -174,3 +168,52 @@ func (a *Admin) readyz(c echo.Context) error {
 	}
 	return c.JSON(status, r)
 }
+
+// ReadyTimeout bounds how long /readyz waits for its checks, which run at once. It sits well
+// inside the readiness probe's timeout (the chart's probes.readiness.timeoutSeconds, at least
+// 2 s): a dependency that does not answer (a Redis whose packets are dropped) must give the probe
+// the check's verdict, not a timeout, which fails the probe whatever the verdict; with
+// admin.redisReadiness advisory that would take every replica out of the load balancer at once.
+const ReadyTimeout = time.Second
+
+// runChecks runs every check at once within ReadyTimeout and returns each one's result ("ok" or
+// its error) and whether every required one passed. A check still running when the time is up
+// fails with errCheckTimeout; it is left to end on its own.
+func (a *Admin) runChecks(ctx context.Context) (map[string]string, bool) {
+	ctx, cancel := context.WithTimeout(ctx, ReadyTimeout)
+	defer cancel()
+	type result struct {
+		i   int
+		err error
+	}
+	results := make(chan result, len(a.deps.Checks)) // buffered: a late check never blocks
+	for i, ch := range a.deps.Checks {
+		go func() { results <- result{i, ch.Run(ctx)} }()
+	}
+	errs := make([]error, len(a.deps.Checks))
+	for i := range errs {
+		errs[i] = errCheckTimeout
+	}
+	for range a.deps.Checks {
+		select {
+		case r := <-results:
+			errs[r.i] = r.err
+			continue
+		case <-ctx.Done():
+		}
+		break
+	}
+	out, ready := make(map[string]string, len(errs)), true
+	for i, ch := range a.deps.Checks {
+		if errs[i] != nil {
+			ready = ready && ch.Advisory
+			out[ch.Name] = errs[i].Error()
+			continue
+		}
+		out[ch.Name] = "ok"
+	}
+	return out, ready
+}
+
+// errCheckTimeout is the result of a check that did not answer within ReadyTimeout.
+var errCheckTimeout = errors.New("no answer within " + ReadyTimeout.String())

@@ -51,6 +51,15 @@ func (x *request) listen() error {
 	x.shed()
 	ctx, cancel := untilTokenExpires(x)
 	defer cancel()
+	if x.admitted.listen == "" {
+		// EndListens ends a client's own listen; a pre-2026 GET stream's (admitted by the edge)
+		// lasts, as it did: a go-sdk client whose GET stream ends and cannot reconnect fails
+		// its whole session, calls in flight included.
+		var end context.CancelFunc
+		ctx, end = context.WithCancel(ctx)
+		defer end()
+		defer context.AfterFunc(x.s.listensOpen, end)()
+	}
 	err := x.s.listens.ListenFor(ctx, x.in.req.ID, params, hdr, caller, func(msg []byte) error {
 		// The registry hands over the acknowledgement first and, when every backend stream
 		// has ended, the listen's result last; the stream starts with the first message, so
@@ -59,15 +68,23 @@ func (x *request) listen() error {
 	})
 	x.out.KeepAlive(false)
 	switch {
+	case CutBy(x.ctx) != nil:
+		// The gateway ended the listen: it is shutting down, or a reload replaced the
+		// configuration the listen started on. The graceful end, not the cut error a call gets:
+		// a listen runs nothing at a backend that may or may not have happened, and the client
+		// listens again, on another replica or the new configuration.
+		if err := x.out.Event(listenEnd(x.in.req.ID), nil); err != nil {
+			return err
+		}
 	case x.ctx.Err() != nil:
 		x.client.SetOutcome(outcomeCanceled)
 		return nil
 	case err != nil:
 		return err
 	case ctx.Err() != nil:
-		// The caller's token expired, or a key left the set that verified it: the graceful
-		// end a server SHOULD send, after which the client listens again with the token it has
-		// now.
+		// The caller's token expired, or a key left the set that verified it, or the server's
+		// listens were ended (EndListens): the graceful end a server SHOULD send, after which
+		// the client listens again, with the token it has now or where it is sent now.
 		if err := x.out.Event(listenEnd(x.in.req.ID), nil); err != nil {
 			return err
 		}

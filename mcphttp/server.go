@@ -101,11 +101,14 @@ type Server struct {
 	handlers map[string]*handler
 	backends *upstreams.Registry
 	listens  *upstreams.Listens // subscriptions/listen, backend streams shared
-	log      *slog.Logger
-	metrics  *metrics.Recorder
-	tracer   *tracing.Tracer
-	auth     *authz.Service
-	rate     RateLimits
+	// listensOpen is cancelled by EndListens: every listen of this server then ends.
+	listensOpen context.Context
+	endListens  context.CancelFunc
+	log         *slog.Logger
+	metrics     *metrics.Recorder
+	tracer      *tracing.Tracer
+	auth        *authz.Service
+	rate        RateLimits
 	// confirm is stage mrtr-in's component: requestState, confirmations, the approval page.
 	confirm *confirmer
 	// intercept is stage intercept's component and the response phase's; nil without
@@ -172,6 +175,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.listensOpen, s.endListens = context.WithCancel(context.Background())
 	if deps.Interceptors != nil {
 		s.intercept = &interceptor{set: deps.Interceptors, log: deps.Logger}
 		s.rechecks = stagesBetween(stageFirstRechecked, stageNameIntercept)
@@ -224,6 +228,17 @@ func (s *Server) Start(ctx context.Context) {
 		s.edge.Start(ctx)
 	}
 }
+
+// EndListens ends every subscriptions/listen of this server, those open now and any opened
+// later, with the graceful end (a complete result with the subscription id), after which their
+// clients listen again elsewhere: on the configuration a reload put in its place, or another
+// replica when this one drains. A pre-2026 GET stream, which runs one, is left to end as a
+// call in flight does (a go-sdk client whose GET stream cannot reconnect fails its whole
+// session). A listen has
+// nothing in flight that waiting would let finish: each notification it relays after a reload
+// would be filtered by the replaced policy, and it would hold a drain for the whole
+// server.shutdownTimeout.
+func (s *Server) EndListens() { s.endListens() }
 
 // WriteTimeouts is the number of responses cut so far because the client did not read them
 // within the write deadline (Config.WriteTimeout), for a counter.

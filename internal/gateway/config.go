@@ -355,9 +355,7 @@ func (c *Config) validate() error {
 	}
 	errs = append(errs, c.Admin.Explain.validate(c.Admin.Listen, !c.Admin.Token.IsZero())...)
 	errs = append(errs, c.Admin.validateAccess()...)
-	if c.Server.DrainDelay < 0 {
-		at("server.drainDelay", "must not be negative")
-	}
+	errs = append(errs, c.Server.validateListener()...)
 	if (c.Server.TLS.CertFile == "") != (c.Server.TLS.KeyFile == "") {
 		at("server.tls", "certFile and keyFile must be set together")
 	}

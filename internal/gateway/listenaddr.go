@@ -75,3 +75,28 @@ func wildcardHost(h string) bool {
 	ip := net.ParseIP(h)
 	return h == "" || ip != nil && ip.IsUnspecified()
 }
+
+// validateListener refuses a negative number among the listener's own settings, which net/http
+// and the drain would otherwise each read their own way: a negative readHeaderTimeout as no
+// timeout at all, a negative maxHeaderBytes as net/http's 1 MiB, a negative shutdownTimeout as a
+// deadline already past (every request in flight cut at once on SIGTERM and on a reload), a
+// negative idleTimeout as closing every kept-alive connection at once. Zero keeps its meaning:
+// the default, or for drainDelay no delay.
+func (s ServerConfig) validateListener() []error {
+	var errs []error
+	for _, f := range []struct {
+		path     string
+		negative bool
+	}{
+		{"server.drainDelay", s.DrainDelay < 0},
+		{"server.shutdownTimeout", s.ShutdownTimeout < 0},
+		{"server.readHeaderTimeout", s.ReadHeaderTimeout < 0},
+		{"server.idleTimeout", s.IdleTimeout < 0},
+		{"server.maxHeaderBytes", s.MaxHeaderBytes < 0},
+	} {
+		if f.negative {
+			errs = append(errs, configerr.At(f.path, "must not be negative"))
+		}
+	}
+	return errs
+}

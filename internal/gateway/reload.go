@@ -98,10 +98,11 @@ func (r *reloadState) register(reg prometheus.Registerer, now time.Time) error {
 	return err
 }
 
-// reloadFrom reloads the configuration that load returns, logs and counts the outcome.
-func (g *gateway) reloadFrom(load func() (*Config, error)) error {
+// reloadFrom reloads the configuration that load returns, logs and counts the outcome. ctx is
+// the process's: once it is done (SIGTERM) a reload still fetching issuer keys gives up.
+func (g *gateway) reloadFrom(ctx context.Context, load func() (*Config, error)) error {
 	g.log.Info("reloading the configuration")
-	err := g.reload(load)
+	err := g.reload(ctx, load)
 	r := &g.reloads
 	if err != nil {
 		r.metrics.Refused()
@@ -114,7 +115,7 @@ func (g *gateway) reloadFrom(load func() (*Config, error)) error {
 
 // reload validates and builds the configuration load returns and, when all went well, makes it
 // the one new requests are served with. The previous set retires in the background.
-func (g *gateway) reload(load func() (*Config, error)) error {
+func (g *gateway) reload(ctx context.Context, load func() (*Config, error)) error {
 	next, err := load()
 	if err != nil {
 		return err
@@ -137,12 +138,19 @@ func (g *gateway) reload(load func() (*Config, error)) error {
 	if err != nil {
 		return err
 	}
-	if err := fetchIssuerKeys(c, next); err != nil {
+	if err := fetchIssuerKeys(ctx, c, next); err != nil {
 		c.close()
+		if ctx.Err() != nil {
+			return errDraining
+		}
 		return err
 	}
 	c.admin.SetReady(true)
 	g.activate(c, prev)
+	// Calls in flight finish on prev; its listens end now and their clients listen again
+	// under c, rather than receive notifications filtered by the replaced policy until
+	// server.shutdownTimeout.
+	prev.mcpServer.EndListens()
 	g.startComponents(c)
 	r.running = next
 	g.sets.retiring.Add(1)
@@ -154,14 +162,16 @@ func (g *gateway) reload(load func() (*Config, error)) error {
 // fetchIssuerKeys fetches the keys of every issuer of c not taken over from the running set.
 // A reload is applied only once every issuer's keys are in hand: a typo'd issuer would
 // otherwise take every replica out of the load balancer at once, since all of them reload the
-// same file.
-func fetchIssuerKeys(c *components, cfg *Config) error {
+// same file. The fetch ends when ctx does: a SIGTERM arriving meanwhile must start the drain at
+// once, not after up to twice auth.fetchTimeout, which terminationGracePeriodSeconds does not
+// allow for.
+func fetchIssuerKeys(ctx context.Context, c *components, cfg *Config) error {
 	if c.auth == nil {
 		return nil
 	}
 	timeout := cmp.Or(cfg.Auth.FetchTimeout, authz.DefaultFetchTimeout)
 	// Discovery, then the key set: two requests, each bounded by the fetch timeout.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*timeout+time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 2*timeout+time.Second)
 	defer cancel()
 	return c.auth.Authenticator().FetchKeys(ctx)
 }

@@ -118,7 +118,7 @@ func (g *gateway) serveUntil(ctx context.Context, errc <-chan error, reload *rel
 		case err := <-errc:
 			return err
 		case <-reload.signals():
-			reload.report(g.reloadFrom(reload.load))
+			reload.report(g.reloadFrom(ctx, reload.load))
 		case <-ctx.Done():
 			return nil
 		}
@@ -189,6 +189,10 @@ func drain(log *slog.Logger, g *gateway, mcpSrv, adminSrv *http.Server) error {
 	cfg := g.stopReloads()
 	log.Info("draining", "delay", cfg.Server.DrainDelay)
 	time.Sleep(cfg.Server.DrainDelay)
+	// The load balancer has dropped the replica: its listens end now (gracefully; their clients
+	// listen again on another replica) rather than hold the drain for the whole shutdown
+	// timeout, since a listen never finishes by itself.
+	g.sets.each(func(c *components) { c.mcpServer.EndListens() })
 	// The requests still running when the deadline is near are cancelled and answered with
 	// mcphttp.ErrShuttingDown on their open responses; the connections are closed only after
 	// that, or at the deadline.

@@ -1,0 +1,86 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+)
+
+// TestSIGTERMEndsAReloadFetchingKeys: SIGTERM during a reload that waits on an issuer which does
+// not answer starts the drain at once; the reload is refused as the gateway is draining. Before,
+// the reload held serve's loop for up to twice auth.fetchTimeout (11 s by default) first, the
+// replica staying ready meanwhile, and that time came out of terminationGracePeriodSeconds,
+// which the chart sizes for the drain alone: the kubelet's SIGKILL then cut the last calls with
+// no answer. The issuer's fetch timeout here is far beyond the test's wait.
+func TestSIGTERMEndsAReloadFetchingKeys(t *testing.T) {
+	asked, release := make(chan struct{}, 1), make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(hang.Close)
+	t.Cleanup(func() { close(release) }) // first: the key fetch may outlive the reload
+	be := mcptest.StartServer(t, "be")
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	write := func(auth string) {
+		body := fmt.Sprintf(reloadBase, "5s") + auth + "upstreams:\n" + upstreamYAML(be)
+		if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("auth: {disabled: true}\n")
+	getenv := func(string) string { return "" }
+	logs := &mcptest.LogBuffer{}
+	load := func() (*Config, error) { return loadConfig("serve", []string{"--config", file}, getenv, logs) }
+	cfg, err := load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hup, results := make(chan os.Signal, 1), make(chan error, 1)
+	started, done := make(chan Listeners, 1), make(chan error, 1)
+	go func() {
+		done <- run(ctx, cfg, runOptions{getenv: getenv, stderr: logs, started: started,
+			reload: &reloadSource{load: load, trigger: hup, results: results}})
+	}()
+	select {
+	case <-started:
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+	}
+	write("auth: {fetchTimeout: 10m, issuers: [{issuer: \"" + hang.URL + "\"}]}\n")
+	hup <- syscall.SIGHUP
+	select {
+	case <-asked:
+	case <-time.After(reloadWait):
+		t.Fatal("the reload did not ask the issuer")
+	}
+	cancel() // SIGTERM
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(reloadWait):
+		t.Fatalf("the gateway did not stop while a reload waited on the issuer; log:\n%s", logs.String())
+	}
+	if err := <-results; !errors.Is(err, errDraining) {
+		t.Errorf("the reload ended with %v, want it refused as the gateway drains", err)
+	}
+}
