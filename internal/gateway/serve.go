@@ -187,7 +187,7 @@ func (g *gateway) listen(cfg *Config, certs *certreload.Reloader, b bound) (mcpS
 // reload may have changed them.
 func drain(log *slog.Logger, g *gateway, mcpSrv, adminSrv *http.Server) error {
 	cfg := g.stopReloads()
-	log.Info("draining", "delay", cfg.Server.DrainDelay)
+	log.Info("draining", "delay", cfg.Server.DrainDelay.String()) // "5s", not nanoseconds in JSON
 	time.Sleep(cfg.Server.DrainDelay)
 	// The load balancer has dropped the replica: its listens end now (gracefully; their clients
 	// listen again on another replica) rather than hold the drain for the whole shutdown
