@@ -149,8 +149,10 @@ func TestWriteSurvivesARetriedStall(t *testing.T) {
 func TestAckedWriteSurvivesARetriedStall(t *testing.T) {
 	primary, _ := startReplicaPair(t)
 	r := newRedisStore(t, RedisConfig{URL: primary.URL(), PoolSize: 1, MaxRetries: 1,
-		ReadTimeout: 600 * time.Millisecond, WriteTimeout: 600 * time.Millisecond,
-		WaitReplicas: 1, WaitTimeout: 200 * time.Millisecond, Breaker: RedisBreaker{Failures: -1}})
+		// WAIT's bound is generous: under -race on a loaded machine a replica's
+		// acknowledgement took longer than 200 ms; the read timeout stays above it.
+		ReadTimeout: 1500 * time.Millisecond, WriteTimeout: 1500 * time.Millisecond,
+		WaitReplicas: 1, WaitTimeout: time.Second, Breaker: RedisBreaker{Failures: -1}})
 	stall := &stallOnce{srv: primary}
 	r.client.AddHook(stall)
 	runStallCases(t, stall, singleUseStallCases(r))
