@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/mcp-gateway/gateway/internal/embeddings"
 	"github.com/mcp-gateway/gateway/internal/pins"
@@ -21,14 +22,17 @@ import (
 type indexCache struct {
 	log *slog.Logger
 	mu  sync.Mutex
-	// entries are the indexes by version, least recently used out first. An index built for a
-	// caller's private catalog counts against that caller, who holds at most one (a share of
-	// 1/indexVersions), so one whose lists keep changing (many scopes, many tokens) rebuilds
-	// only its own, never pushing out the others'.
+	// entries are the indexes by version, least recently used out first, at most indexVersions
+	// of them and maxBytes of estimated memory (catalogIndex.size). An index built for a
+	// caller's private catalog counts against that caller, who holds at most one of them and an
+	// eighth of the bytes (sharelru.CallerShareDivisor, as the list cache), so one whose lists
+	// keep changing (many scopes, many tokens) rebuilds only its own, never pushing out the
+	// others'. An index larger than its share (the whole bound for a public one) serves the
+	// searches that waited for its build and is not kept, as the list cache keeps no list
+	// larger than its share.
 	entries *sharelru.Cache[[sha256.Size]byte, *catalogIndex]
-	// building holds, per version being built, a channel closed when that build ends (with an
-	// index or a panic).
-	building map[[sha256.Size]byte]chan struct{}
+	// building holds, per version being built, the build in flight.
+	building map[[sha256.Size]byte]*indexBuild
 	// onBuild, if set, is called after each build (tests count rebuilds with it).
 	onBuild func(n int)
 	// onEvict, if set, counts the indexes dropped for room: own when the caller's share made
@@ -38,6 +42,13 @@ type indexCache struct {
 	buildFn func(*upstreams.ToolCatalog) *catalogIndex
 	// embed, if set, embeds each version's tools in the background as it is built.
 	embed *embeddings.Embedder
+}
+
+// indexBuild is one build in flight: done is closed when it ends, ix then set to the index it
+// built (nil when it panicked), kept or not.
+type indexBuild struct {
+	done chan struct{}
+	ix   *catalogIndex
 }
 
 // catalogIndex is the index of one catalog version.
@@ -59,6 +70,9 @@ type catalogIndex struct {
 	ranker  *toolsearch.BM25
 	// vectors are the tools' embeddings (nil: embeddings are off), filled in the background.
 	vectors *embeddings.Vectors
+	// size estimates the memory the index keeps (catalogIndex.bytes), computed once when it is built:
+	// what the index cache bounds.
+	size int64
 }
 
 // ranks reports whether search may rank tool i at all: neither a backend's tool named like a
@@ -67,19 +81,31 @@ func (e *catalogIndex) ranks(i int) bool { return !e.reserved[i] && !e.shadows[i
 
 // indexVersions is how many catalog versions are kept indexed: the current one, and a few a
 // private list or a change in flight may still ask for. Of them, one caller's private catalogs
-// hold at most one (indexCache.entries).
+// hold at most one (indexCache.entries: an eighth of four, rounded up to one).
 const indexVersions = 4
 
-func newIndexCache(log *slog.Logger) *indexCache {
-	c := &indexCache{log: log, building: map[[sha256.Size]byte]chan struct{}{}}
+// newIndexCache returns an empty cache of indexes, at most maxBytes of them (the list cache's
+// bound, upstreams.Registry.ListCacheBytes; 0: bounded in number only).
+func newIndexCache(log *slog.Logger, maxBytes int64) *indexCache {
+	c := &indexCache{log: log, building: map[[sha256.Size]byte]*indexBuild{}}
 	c.entries = sharelru.New[[sha256.Size]byte, *catalogIndex](sharelru.Config{MaxEntries: indexVersions,
-		ShareDivisor: indexVersions, OnEvict: c.evicted})
+		MaxBytes: maxBytes, ShareDivisor: sharelru.CallerShareDivisor, OnEvict: c.evicted})
 	return c
+}
+
+// indexBytes is the bytes bound of the indexes of backends' catalogs: their list cache's
+// (cache.maxBytes). Without backends there is no catalog to index.
+func indexBytes(backends *upstreams.Registry) int64 {
+	if backends == nil {
+		return 0
+	}
+	return backends.ListCacheBytes()
 }
 
 // get returns the index of cat's version, building it once when no request has yet; owner is
 // the caller when cat is private, else "" (an index found by version is shared whoever built
-// it: the same tools make the same index). A request
+// it: the same tools make the same index). The requests that waited for a build use the index
+// it built, kept or not. A request
 // waiting for another's build stops waiting when its own context ends (the error is its cause);
 // a build that panics wakes its waiters, and the next of them builds again, so a failed build
 // never leaves a version's searches waiting.
@@ -100,25 +126,28 @@ func (c *indexCache) get(ctx context.Context, cat *upstreams.ToolCatalog, owner 
 			c.mu.Unlock()
 			return e, nil
 		}
-		if done, ok := c.building[v]; ok {
+		if b, ok := c.building[v]; ok {
 			c.mu.Unlock()
 			select {
-			case <-done:
+			case <-b.done:
+				if b.ix != nil {
+					return b.ix, nil
+				}
 				continue
 			case <-ctx.Done():
 				return nil, context.Cause(ctx)
 			}
 		}
-		done := make(chan struct{})
-		c.building[v] = done
+		b := &indexBuild{done: make(chan struct{})}
+		c.building[v] = b
 		c.mu.Unlock()
-		return c.buildAndKeep(cat, v, owner, done), nil
+		return c.buildAndKeep(cat, v, owner, b), nil
 	}
 }
 
-// buildAndKeep builds the index of version v, keeps it among the entries and closes done, also
-// when the build panics (the panic goes on to the request that built).
-func (c *indexCache) buildAndKeep(cat *upstreams.ToolCatalog, v [sha256.Size]byte, owner string, done chan struct{}) *catalogIndex {
+// buildAndKeep builds the index of version v, keeps it among the entries when it fits and
+// closes b.done, also when the build panics (the panic goes on to the request that built).
+func (c *indexCache) buildAndKeep(cat *upstreams.ToolCatalog, v [sha256.Size]byte, owner string, b *indexBuild) *catalogIndex {
 	var e *catalogIndex
 	defer func() {
 		c.mu.Lock()
@@ -128,7 +157,8 @@ func (c *indexCache) buildAndKeep(cat *upstreams.ToolCatalog, v [sha256.Size]byt
 		delete(c.building, v)
 		onBuild := c.onBuild
 		c.mu.Unlock()
-		close(done)
+		b.ix = e
+		close(b.done)
 		if e != nil && onBuild != nil {
 			onBuild(len(e.tools))
 		}
@@ -142,10 +172,11 @@ func (c *indexCache) buildAndKeep(cat *upstreams.ToolCatalog, v [sha256.Size]byt
 }
 
 // keep puts e first among the entries, built for owner's private catalog ("" a public one):
-// owner's other private index goes (its share is one), then the least recently used beyond
-// indexVersions. c.mu is held.
+// owner's other private index goes (its share is one, and an eighth of the bytes), then the
+// least recently used beyond the cache's bounds. An index larger than its share (the whole
+// bound when public) is not kept: keeping it would push out the others. c.mu is held.
 func (c *indexCache) keep(e *catalogIndex, owner string) {
-	c.entries.Put(e.version, e, owner, 0)
+	c.entries.Put(e.version, e, owner, e.size)
 }
 
 // evicted counts one index dropped for room; c.mu is held.
@@ -181,8 +212,9 @@ func (c *indexCache) build(cat *upstreams.ToolCatalog, owner string) *catalogInd
 	}
 	c.reserveRepeatedNames(e)
 	e.ranker = toolsearch.NewBM25(docs)
+	var texts []string
 	if c.embed != nil {
-		texts := make([]string, len(docs))
+		texts = make([]string, len(docs))
 		for i, d := range docs {
 			if e.ranks(i) {
 				texts[i] = toolsearch.EmbedText(d)
@@ -190,7 +222,36 @@ func (c *indexCache) build(cat *upstreams.ToolCatalog, owner string) *catalogInd
 		}
 		e.vectors = c.embed.Catalog(texts, owner)
 	}
+	e.size = e.bytes(texts)
 	return e
+}
+
+// Estimated bookkeeping of an index beyond what bytes counts item by item: the structs, the
+// entry in the cache and its list elements.
+const indexOverhead = 512
+
+// bytes estimates the memory e keeps: the tools' definitions and targets (shared with the list
+// cache while it holds their list, but kept alive by the index when it does not), the names
+// and flags, the ranker's postings and texts (toolsearch.BM25.Bytes), and the texts sent to
+// embed with one slot per tool for its vector (the vectors are bounded by the embeddings cache).
+// Its cost is linear in the tools, not in their text.
+func (e *catalogIndex) bytes(texts []string) int64 {
+	n := int64(indexOverhead)
+	n += int64(cap(e.tools)) * int64(unsafe.Sizeof(upstreams.CatalogTool{}))
+	for _, t := range e.tools {
+		n += int64(cap(t.Raw) + len(t.Target.Upstream) + len(t.Target.Name))
+	}
+	n += int64(cap(e.names))*int64(unsafe.Sizeof("")) + int64(cap(e.reserved)+cap(e.shadows))
+	if e.ranker != nil {
+		n += e.ranker.Bytes()
+	}
+	if texts != nil {
+		n += int64(cap(texts)) * int64(unsafe.Sizeof("")+unsafe.Sizeof([]float32(nil)))
+		for _, t := range texts {
+			n += int64(len(t))
+		}
+	}
+	return n
 }
 
 // reserveRepeatedNames leaves out of search every tool whose name (the backend and backend-side

@@ -61,7 +61,7 @@ func TestIndexShareOneCallerCannotEvictOthers(t *testing.T) {
 		}
 		return cat
 	}
-	c := newIndexCache(slog.New(slog.DiscardHandler))
+	c := newIndexCache(slog.New(slog.DiscardHandler), private.ListCacheBytes())
 	builds, own, total := 0, 0, 0
 	c.onBuild = func(int) { builds++ }
 	c.onEvict = func(o bool) {
@@ -109,7 +109,7 @@ func TestIndexSharePublicUseLeavesShare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newIndexCache(slog.New(slog.DiscardHandler))
+	c := newIndexCache(slog.New(slog.DiscardHandler), s.backends.ListCacheBytes())
 	builds := 0
 	c.onBuild = func(int) { builds++ }
 	const alice = "https://idp#alice"

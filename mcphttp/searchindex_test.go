@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -15,7 +16,7 @@ import (
 // catalog version gives up when its own context ends, and a build that panics wakes the
 // searches waiting for it, the next of which builds again, so no search waits forever.
 func TestIndexBuildNeverStrandsWaiters(t *testing.T) {
-	c := newIndexCache(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c := newIndexCache(slog.New(slog.NewTextHandler(io.Discard, nil)), 0)
 	cat := &upstreams.ToolCatalog{}
 	started, release := make(chan struct{}), make(chan struct{})
 	builds := 0
@@ -65,4 +66,51 @@ func TestIndexBuildNeverStrandsWaiters(t *testing.T) {
 	if ix, err := c.get(context.Background(), cat, ""); err != nil || ix == nil || builds != 2 {
 		t.Fatalf("the rebuilt index is not kept: %v, %v after %d builds", ix, err, builds)
 	}
+}
+
+// TestIndexWaitersShareAnIndexNotKept: the searches that wait for a build use the index it
+// built even when it is too large to keep, rather than each building it again in turn.
+func TestIndexWaitersShareAnIndexNotKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const maxBytes = 1 << 20
+		c := newIndexCache(slog.New(slog.DiscardHandler), maxBytes)
+		cat := &upstreams.ToolCatalog{}
+		release := make(chan struct{})
+		builds := 0
+		c.buildFn = func(*upstreams.ToolCatalog) *catalogIndex {
+			builds++
+			<-release
+			return &catalogIndex{version: cat.Version(), size: maxBytes + 1}
+		}
+		const waiters = 3
+		got := make(chan *catalogIndex, waiters+1)
+		search := func() {
+			ix, err := c.get(context.Background(), cat, "")
+			if err != nil {
+				t.Errorf("get: %v", err)
+			}
+			got <- ix
+		}
+		go search()
+		synctest.Wait() // the first search is building
+		for range waiters {
+			go search()
+		}
+		synctest.Wait() // the others wait for its build
+		close(release)
+		first := <-got
+		for range waiters {
+			if ix := <-got; ix == nil || ix != first {
+				t.Fatalf("a waiter got %p, the build %p", ix, first)
+			}
+		}
+		if builds != 1 {
+			t.Fatalf("%d builds for one version's concurrent searches", builds)
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.entries.Len() != 0 {
+			t.Fatal("an index larger than the cache's bound was kept")
+		}
+	})
 }

@@ -332,7 +332,7 @@ func (s *Server) initToolsets(deps Deps) error {
 		}
 	}
 	s.setMetrics = deps.ToolsetMetrics
-	s.search = &searcher{backends: deps.Backends, index: newIndexCache(s.log), metrics: deps.ToolsetMetrics}
+	s.search = &searcher{backends: deps.Backends, index: newIndexCache(s.log, indexBytes(deps.Backends)), metrics: deps.ToolsetMetrics}
 	s.search.index.embed = deps.Embeddings
 	s.search.index.onEvict = deps.Metrics.SearchIndexEviction
 	return nil

@@ -112,6 +112,10 @@ func (r *Registry) UIReadPin(upstream, uri string) *pins.UIReadPin {
 	return r.catalog.UIReadPin(upstream, uri)
 }
 
+// ListCacheBytes is the bytes bound of the list cache (cache.maxBytes, or its default): tool
+// search bounds the indexes it builds of the lists by it as well.
+func (r *Registry) ListCacheBytes() int64 { return r.catalog.CacheBytes() }
+
 // PinGuard returns the guard the lists are checked with (nil when pinning is off), for the
 // admin endpoint.
 func (r *Registry) PinGuard() *pins.Guard { return r.catalog.Guard() }

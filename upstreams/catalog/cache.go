@@ -54,8 +54,9 @@ type CacheConfig struct {
 	// is served but not cached. This is the bound that matters for private lists: each
 	// caller's copy of a large list costs its full size. One caller's private lists hold at
 	// most an eighth of the entries and of the bytes (their own oldest go first), and a private
-	// list larger than that share is served but not cached. Zero means DefaultCacheBytes; at
-	// most MaxCacheBytes.
+	// list larger than that share is served but not cached. It bounds as well, with the same
+	// share, the views of lists and tool search's indexes of the catalog. Zero means
+	// DefaultCacheBytes; at most MaxCacheBytes.
 	MaxBytes int64 `yaml:"maxBytes"`
 	// Disabled turns list caching off. Concurrent identical requests are still collapsed.
 	Disabled bool `yaml:"disabled"`

@@ -145,6 +145,10 @@ func (c *Catalog) Changed(upstream, method string) int {
 	return c.cache.invalidate(upstream, lists)
 }
 
+// CacheBytes is the bytes bound of the list cache (CacheConfig.MaxBytes, or its default), which
+// the views of lists share: tool search bounds its indexes by it too.
+func (c *Catalog) CacheBytes() int64 { return c.cache.maxBytes }
+
 // Guard returns the pins guard the lists are checked with (nil when pinning is off), for the
 // admin endpoint.
 func (c *Catalog) Guard() *pins.Guard { return c.pins }
