@@ -48,24 +48,34 @@ func TestBytesEstimateMatchesHeap(t *testing.T) {
 	for _, e := range loadCatalog(t) {
 		tools = append(tools, e.tool)
 	}
+	// The heap is measured in the package's test process, where memory other tests left (a
+	// pool's victim cache, a finished test's goroutines) may be freed while the indexes are
+	// built and hide their growth: a measurement that finds the estimate out of its bounds is
+	// made again, up to three times, and the test fails only when none agrees.
 	const indexes = 10
-	var kept [indexes]*BM25
-	before := heapAlloc()
-	for i := range kept {
-		kept[i] = NewBM25(tools)
-		kept[i].Search("create an issue", 5, nil) // its pool keeps one search's buffers
+	var grow, est int64
+	for attempt := range 3 {
+		var kept [indexes]*BM25
+		before := heapAlloc()
+		for i := range kept {
+			kept[i] = NewBM25(tools)
+			kept[i].Search("create an issue", 5, nil) // its pool keeps one search's buffers
+		}
+		grow = (heapAlloc() - before) / indexes
+		est = kept[0].Bytes()
+		runtime.KeepAlive(kept)
+		t.Logf("attempt %d: an index of %d tools: %d KiB by the estimate, %d KiB of heap", attempt+1, len(tools), est>>10, grow>>10)
+		if grow <= est+est/4 && est <= 2*grow {
+			return
+		}
 	}
-	grow := (heapAlloc() - before) / indexes
-	est := kept[0].Bytes()
-	t.Logf("an index of %d tools: %d KiB by the estimate, %d KiB of heap", len(tools), est>>10, grow>>10)
-	if grow > est+est/4 || est > 2*grow {
-		t.Fatalf("an index holds %d bytes of heap, its estimate is %d", grow, est)
-	}
-	runtime.KeepAlive(kept)
+	t.Fatalf("an index holds %d bytes of heap, its estimate is %d", grow, est)
 }
 
-// heapAlloc is the bytes of live heap objects after a collection.
+// heapAlloc is the bytes of live heap objects after two collections (the second frees what
+// sync.Pools kept in their victim caches through the first).
 func heapAlloc() int64 {
+	runtime.GC()
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
