@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"reflect"
@@ -66,6 +67,33 @@ func serveReloading(ctx context.Context, cfg *Config, load func() (*Config, erro
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	return run(ctx, cfg, runOptions{getenv: getenv, stderr: stderr, reload: &reloadSource{load: load, trigger: hup}})
+}
+
+// ignoreReloads says, once for each, that a reload asked for during the drain is ignored:
+// serve's loop no longer reads the signal, and a SIGHUP (a config-reloader sidecar during a
+// rollout) would otherwise vanish without a word. The returned func stops it once the drain
+// is over.
+func ignoreReloads(log *slog.Logger, reload *reloadSource) (stop func()) {
+	asked := reload.signals()
+	if asked == nil {
+		return func() {}
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-asked:
+				log.Info("reload ignored: the gateway is draining")
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 // errDraining refuses a reload that arrives once the gateway is stopping.
