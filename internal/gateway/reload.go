@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/metrics"
 )
 
@@ -201,7 +202,26 @@ func fetchIssuerKeys(ctx context.Context, c *components, cfg *Config) error {
 	// Discovery, then the key set: two requests, each bounded by the fetch timeout.
 	ctx, cancel := context.WithTimeout(ctx, 2*timeout+time.Second)
 	defer cancel()
-	return c.auth.Authenticator().FetchKeys(ctx)
+	return issuerKeyPaths(c.auth.Authenticator().FetchKeys(ctx), cfg.Auth.Issuers)
+}
+
+// issuerKeyPaths names each issuer whose keys could not be fetched by its key path
+// (auth.issuers[i]), as every other problem that refuses a configuration is named.
+func issuerKeyPaths(err error, issuers []authz.IssuerConfig) error {
+	var pending authz.PendingKeysError
+	if !errors.As(err, &pending) {
+		return err
+	}
+	errs := make([]error, 0, len(pending))
+	for _, ie := range pending {
+		i := slices.IndexFunc(issuers, func(is authz.IssuerConfig) bool { return is.Issuer == ie.Issuer })
+		if i < 0 {
+			errs = append(errs, ie)
+			continue
+		}
+		errs = append(errs, configerr.At(fmt.Sprintf("auth.issuers[%d]", i), "%w", ie))
+	}
+	return errors.Join(errs...)
 }
 
 // logReload says what the reload changed in the backends and what waits for a restart.
