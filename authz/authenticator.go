@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/egress"
@@ -66,23 +67,36 @@ type Authenticator struct {
 	retryBase time.Duration
 	// dpopModes are the issuers' DPoP modes, which their principals carry.
 	dpopModes map[string]string
+	closing   sync.Once // Close
 }
 
 // ValidUntil is the last instant p's token is accepted: its expiry plus the clock skew allowed.
 // What a token opened that lasts (a listen) ends then, as the token would be refused.
 func (a *Authenticator) ValidUntil(p *Principal) time.Time { return p.ExpiresAt.Add(a.skew) }
 
-// CloseIdleConnections closes the idle connections of the clients a's issuers fetch with, for a
-// replaced configuration once it retires: each Authenticator builds its own client (the egress
-// rule is the configuration's), whose kept-alive connections would otherwise stay open with
-// their goroutines until their idle timeout, one set per reload. An issuer carried into the next
-// configuration keeps its client, which dials again when it next fetches.
-func (a *Authenticator) CloseIdleConnections() {
-	for _, is := range a.issuers {
-		if is.client != nil {
-			is.client.CloseIdleConnections()
+// Close is for a configuration that is replaced, abandoned or stopped. It ends the discovery and
+// key-set fetches still running for the issuers no other Authenticator took over (each fetch is
+// otherwise detached from its callers and would run until auth.fetchTimeout: a reload given up
+// on SIGTERM left it open on a hanging issuer), and closes the idle connections of the clients
+// a's issuers fetch with: each Authenticator builds its own client (the egress rule is the
+// configuration's), whose kept-alive connections would otherwise stay open with their goroutines
+// until their idle timeout, one set per reload. An issuer carried into the next configuration
+// keeps its fetches and its client, which dials again when it next fetches. a is not used after.
+func (a *Authenticator) Close() {
+	a.closing.Do(func() {
+		for _, is := range a.issuers {
+			is.mu.Lock()
+			is.users--
+			last := is.users == 0
+			is.mu.Unlock()
+			if last {
+				is.end()
+			}
+			if is.client != nil {
+				is.client.CloseIdleConnections()
+			}
 		}
-	}
+	})
 }
 
 // NewAuthenticator validates cfg and builds an Authenticator. It makes no
@@ -113,9 +127,13 @@ func NewAuthenticator(cfg Config, opts Options) (*Authenticator, error) {
 		is.settings.client = givenClient
 		if prev := opts.Previous; prev != nil {
 			if old, ok := prev.issuers[ic.Issuer]; ok && old.settings.equal(is.settings) {
+				is.end()
 				is = old
 			}
 		}
+		is.mu.Lock()
+		is.users++
+		is.mu.Unlock()
 		a.issuers[ic.Issuer] = is
 		a.order = append(a.order, ic.Issuer)
 		a.dpopModes[ic.Issuer] = cfg.dpopMode(ic)
@@ -185,7 +203,9 @@ func newIssuer(cfg Config, ic IssuerConfig, opts Options) (*issuer, error) {
 	if len(algs) == 0 {
 		algs = DefaultAlgorithms()
 	}
+	life, end := context.WithCancel(context.Background())
 	is := &issuer{
+		life: life, end: end,
 		name: ic.Issuer, audiences: auds, algs: make(map[string]bool, len(algs)), algList: slices.Clone(algs),
 		client: opts.HTTPClient, now: opts.Now, retryEvery: cfg.DiscoveryRetryInterval, timeout: cfg.FetchTimeout,
 		settings: issuerSettings{jwksURL: ic.JWKSURL, audiences: auds, algs: algs, skew: cfg.ClockSkew,
@@ -199,7 +219,7 @@ func newIssuer(cfg Config, ic IssuerConfig, opts Options) (*issuer, error) {
 		return &keySet{
 			url: url, client: opts.HTTPClient, now: opts.Now, algs: signatureAlgs(algs),
 			minRefresh: cfg.JWKSMinRefreshInterval, maxAge: cfg.JWKSMaxAge, fetchTimeout: cfg.FetchTimeout,
-			skew: cfg.ClockSkew,
+			skew: cfg.ClockSkew, life: life,
 		}
 	}
 	if ic.JWKSURL != "" {

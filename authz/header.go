@@ -1,6 +1,7 @@
 package authz
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 )
@@ -20,7 +21,31 @@ import (
 //   - crit and b64 are refused: no access-token profile uses a header extension, and go-jose
 //     honours b64 (RFC 7797), under which the signature covers other bytes than the claims
 //     every other reader of the token decodes.
-func checkHeader(hdr []byte) error {
+func checkHeader(hdr []byte) error { return checkHeaderTyped(hdr, accessTokenType) }
+
+// CheckIDTokenHeader holds an ID token (raw, a compact JWS) to the rule checkHeader holds an
+// access token to, for the gateway's sign-in pages: its typ, when present, must be JWT (OpenID
+// Connect Core §2), in any case and with or without "application/", and crit and b64 are
+// refused. An issuer signs access tokens (at+jwt), logout tokens (logout+jwt) and others with
+// the keys it signs ID tokens with, some with the client's id as audience; their type is what
+// tells them apart, so one typed as another kind of JWT is not an ID token whatever its claims.
+// go-oidc's verifier checks none of this.
+func CheckIDTokenHeader(raw string) error {
+	seg, _, _ := strings.Cut(raw, ".")
+	hdr, err := base64.RawURLEncoding.DecodeString(seg)
+	if err != nil {
+		return invalid(ReasonMalformed, "header")
+	}
+	return checkHeaderTyped(hdr, idTokenType)
+}
+
+// idTokenType reports whether typ is JWT, case-insensitively, with or without "application/".
+func idTokenType(typ string) bool {
+	return strings.TrimPrefix(strings.ToLower(typ), "application/") == "jwt"
+}
+
+// checkHeaderTyped is checkHeader with typeOK the test of the typ member.
+func checkHeaderTyped(hdr []byte, typeOK func(string) bool) error {
 	var h map[string]json.RawMessage
 	if json.Unmarshal(hdr, &h) != nil {
 		return invalid(ReasonMalformed, "header")
@@ -36,7 +61,7 @@ func checkHeader(hdr []byte) error {
 		return nil
 	}
 	var typ string
-	if json.Unmarshal(raw, &typ) != nil || !accessTokenType(typ) {
+	if json.Unmarshal(raw, &typ) != nil || !typeOK(typ) {
 		return invalid(ReasonMalformed, "typ")
 	}
 	return nil

@@ -41,6 +41,10 @@ type issuer struct {
 	retryEvery time.Duration
 	timeout    time.Duration
 	newKeySet  func(url string) *keySet
+	// life ends (end) when the last Authenticator using the issuer is closed: its fetches,
+	// detached from their callers, end with it.
+	life context.Context
+	end  context.CancelFunc
 	// settings decide whether a reloaded configuration may take this issuer over as it is.
 	settings issuerSettings
 
@@ -51,6 +55,7 @@ type issuer struct {
 	failedAt time.Time
 	lastErr  error
 	keyErr   error // the last failure of fetchKeys (keystatus.go)
+	users    int   // the Authenticators using the issuer (a reload takes it over)
 	// beforeFlight, when set (tests only), runs after ready found no verifier and before the
 	// flight.
 	beforeFlight func()
@@ -120,6 +125,7 @@ func (is *issuer) ready(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 		}
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), is.timeout)
 		defer cancel()
+		defer context.AfterFunc(is.life, cancel)()
 		jwksURL, err := discover(dctx, is.client, is.name)
 		if err != nil {
 			is.mu.Lock()

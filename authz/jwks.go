@@ -73,6 +73,8 @@ type keySet struct {
 	maxAge       time.Duration
 	fetchTimeout time.Duration
 	skew         time.Duration // allowance for the issuer's clock when reading iat
+	// life, when set, is the issuer's: a fetch, detached from its callers, ends with it.
+	life context.Context
 
 	group     singleflight.Group
 	mu        sync.RWMutex
@@ -248,6 +250,9 @@ func (k *keySet) fetch(ctx context.Context) <-chan singleflight.Result {
 		started := k.now()
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.fetchTimeout)
 		defer cancel()
+		if k.life != nil {
+			defer context.AfterFunc(k.life, cancel)()
+		}
 		keys, err := fetchJWKS(fctx, k.client, k.url)
 		k.mu.Lock()
 		defer k.mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"reflect"
@@ -17,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/metrics"
 )
 
@@ -66,6 +68,33 @@ func serveReloading(ctx context.Context, cfg *Config, load func() (*Config, erro
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	return run(ctx, cfg, runOptions{getenv: getenv, stderr: stderr, reload: &reloadSource{load: load, trigger: hup}})
+}
+
+// ignoreReloads says, once for each, that a reload asked for during the drain is ignored:
+// serve's loop no longer reads the signal, and a SIGHUP (a config-reloader sidecar during a
+// rollout) would otherwise vanish without a word. The returned func stops it once the drain
+// is over.
+func ignoreReloads(log *slog.Logger, reload *reloadSource) (stop func()) {
+	asked := reload.signals()
+	if asked == nil {
+		return func() {}
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-asked:
+				log.Info("reload ignored: the gateway is draining")
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 // errDraining refuses a reload that arrives once the gateway is stopping.
@@ -173,7 +202,26 @@ func fetchIssuerKeys(ctx context.Context, c *components, cfg *Config) error {
 	// Discovery, then the key set: two requests, each bounded by the fetch timeout.
 	ctx, cancel := context.WithTimeout(ctx, 2*timeout+time.Second)
 	defer cancel()
-	return c.auth.Authenticator().FetchKeys(ctx)
+	return issuerKeyPaths(c.auth.Authenticator().FetchKeys(ctx), cfg.Auth.Issuers)
+}
+
+// issuerKeyPaths names each issuer whose keys could not be fetched by its key path
+// (auth.issuers[i]), as every other problem that refuses a configuration is named.
+func issuerKeyPaths(err error, issuers []authz.IssuerConfig) error {
+	var pending authz.PendingKeysError
+	if !errors.As(err, &pending) {
+		return err
+	}
+	errs := make([]error, 0, len(pending))
+	for _, ie := range pending {
+		i := slices.IndexFunc(issuers, func(is authz.IssuerConfig) bool { return is.Issuer == ie.Issuer })
+		if i < 0 {
+			errs = append(errs, ie)
+			continue
+		}
+		errs = append(errs, configerr.At(fmt.Sprintf("auth.issuers[%d]", i), "%w", ie))
+	}
+	return errors.Join(errs...)
 }
 
 // logReload says what the reload changed in the backends and what waits for a restart.

@@ -328,6 +328,7 @@ func TestReloadRefusesInvalidConfiguration(t *testing.T) {
 		}
 	}
 	typo := iss.URL() + "/typo"
+	down := "http://" + closedPort(t) // nothing listens there
 	tests := []struct{ name, body, want string }{
 		{"not YAML", "upstreams: [\n", "yaml"},
 		{"unknown key in a list entry", good + "  - {name: beta, ulr: \"" + beta.URL() + "\"}\n", "ulr"},
@@ -336,7 +337,9 @@ func TestReloadRefusesInvalidConfiguration(t *testing.T) {
 			"upstreams[1].headers.X-Key"},
 		{"a pins lock file that is missing", good + "pins: {mode: lockfile, lockFile: /nonexistent/pins.yaml}\n", "pins.lockFile"},
 		{"an issuer whose keys cannot be fetched", strings.Replace(authYAML(iss.URL(), `["echo"]`, ", issuers: [\"*\"]", alpha),
-			`issuers: [{issuer: "`+iss.URL()+`"}]`, `issuers: [{issuer: "`+iss.URL()+`"}, {issuer: "`+typo+`"}]`, 1), typo + ": keys not fetched (http_status)"},
+			`issuers: [{issuer: "`+iss.URL()+`"}]`, `issuers: [{issuer: "`+iss.URL()+`"}, {issuer: "`+typo+`"}]`, 1), "auth.issuers[1]: issuer " + typo + ": keys not fetched (http_status)"},
+		{"an issuer that cannot be reached", strings.Replace(authYAML(iss.URL(), `["echo"]`, ", issuers: [\"*\"]", alpha),
+			`issuers: [{issuer: "`+iss.URL()+`"}]`, `issuers: [{issuer: "`+iss.URL()+`"}, {issuer: "`+down+`"}]`, 1), "auth.issuers[1]: issuer " + down + ": keys not fetched ("},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,9 +20,12 @@ import (
 // the reload held serve's loop for up to twice auth.fetchTimeout (11 s by default) first, the
 // replica staying ready meanwhile, and that time came out of terminationGracePeriodSeconds,
 // which the chart sizes for the drain alone: the kubelet's SIGKILL then cut the last calls with
-// no answer. The issuer's fetch timeout here is far beyond the test's wait.
+// no answer. The issuer's fetch timeout here is far beyond the test's wait. The fetch itself ends
+// with the reload: before, it was detached from its callers and held its connection to the
+// issuer (and a goroutine) until auth.fetchTimeout.
 func TestSIGTERMEndsAReloadFetchingKeys(t *testing.T) {
 	asked, release := make(chan struct{}, 1), make(chan struct{})
+	left := make(chan struct{}, 1) // a request the gateway gave up on: its connection closed
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case asked <- struct{}{}:
@@ -30,6 +33,10 @@ func TestSIGTERMEndsAReloadFetchingKeys(t *testing.T) {
 		}
 		select {
 		case <-r.Context().Done():
+			select {
+			case left <- struct{}{}:
+			default:
+			}
 		case <-release:
 		}
 	}))
@@ -82,5 +89,12 @@ func TestSIGTERMEndsAReloadFetchingKeys(t *testing.T) {
 	}
 	if err := <-results; !errors.Is(err, errDraining) {
 		t.Errorf("the reload ended with %v, want it refused as the gateway drains", err)
+	}
+	// The abandoned reload's fetch ends with it, not at its own timeout: the issuer sees the
+	// gateway hang up.
+	select {
+	case <-left:
+	case <-time.After(reloadWait):
+		t.Error("the abandoned reload's fetch from the issuer is still running")
 	}
 }

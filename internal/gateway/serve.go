@@ -107,6 +107,8 @@ func run(ctx context.Context, cfg *Config, o runOptions) error {
 	if err := g.serveUntil(ctx, errc, o.reload); err != nil {
 		return err
 	}
+	stopIgnoring := ignoreReloads(log, o.reload)
+	defer stopIgnoring()
 	return drain(log, g, mcpSrv, adminSrv)
 }
 

@@ -467,7 +467,7 @@ func (c *components) close() {
 		// Each of these built its own egress-judged client for this configuration, whose
 		// kept-alive connections would stay open until their idle timeout.
 		if c.auth != nil {
-			c.auth.Authenticator().CloseIdleConnections()
+			c.auth.Authenticator().Close()
 		}
 		if c.approvals != nil {
 			c.approvals.CloseIdleConnections()

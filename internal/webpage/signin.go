@@ -212,6 +212,12 @@ func (s *SignIn) Finish(w http.ResponseWriter, r *http.Request) (string, error) 
 	if err != nil {
 		return "", &ErrSignIn{Why: "the identity token is not valid for this sign-in", Err: tokenRefusal(err)}
 	}
+	// The header is signed: an access token, a logout token or another JWT the issuer signs
+	// with the same keys, for this client, is not an ID token (its typ says so).
+	if authz.CheckIDTokenHeader(raw) != nil {
+		return "", &ErrSignIn{Why: "the identity token is not valid for this sign-in",
+			Err: fmt.Errorf("%w: its header types it as another kind of token, or asks for crit or b64", errTokenInvalid)}
+	}
 	if idt.Nonce == "" || idt.Nonce != l.Nonce {
 		return "", &ErrSignIn{Why: "the identity token is not valid for this sign-in", Err: fmt.Errorf("%w: its nonce is not this sign-in's", errTokenInvalid)}
 	}
