@@ -25,7 +25,8 @@ func checkHeader(hdr []byte) error { return checkHeaderTyped(hdr, accessTokenTyp
 
 // CheckIDTokenHeader holds an ID token (raw, a compact JWS) to the rule checkHeader holds an
 // access token to, for the gateway's sign-in pages: its typ, when present, must be JWT (OpenID
-// Connect Core §2), in any case and with or without "application/", and crit and b64 are
+// Connect Core §2) or JOSE (a JWS's own type, which names no kind of token), in any case and
+// with or without "application/", and crit and b64 are
 // refused. An issuer signs access tokens (at+jwt), logout tokens (logout+jwt) and others with
 // the keys it signs ID tokens with, some with the client's id as audience; their type is what
 // tells them apart, so one typed as another kind of JWT is not an ID token whatever its claims.
@@ -39,9 +40,11 @@ func CheckIDTokenHeader(raw string) error {
 	return checkHeaderTyped(hdr, idTokenType)
 }
 
-// idTokenType reports whether typ is JWT, case-insensitively, with or without "application/".
+// idTokenType reports whether typ is JWT or JOSE, case-insensitively, with or without
+// "application/".
 func idTokenType(typ string) bool {
-	return strings.TrimPrefix(strings.ToLower(typ), "application/") == "jwt"
+	t := strings.TrimPrefix(strings.ToLower(typ), "application/")
+	return t == "jwt" || t == "jose"
 }
 
 // checkHeaderTyped is checkHeader with typeOK the test of the typ member.

@@ -63,14 +63,14 @@ func TestIDTokenOfAnotherType(t *testing.T) {
 		_, err = s.Finish(httptest.NewRecorder(), r)
 		return err
 	}
-	for _, h := range []devissuer.Claims{{"typ": "JWT"}, {"typ": "jwt"}, {"typ": "application/JWT"}, {"typ": nil}} {
+	for _, h := range []devissuer.Claims{{"typ": "JWT"}, {"typ": "jwt"}, {"typ": "application/JWT"}, {"typ": "JOSE"}, {"typ": nil}} {
 		if err := finish(h); err != nil {
 			t.Errorf("an ID token with header %v: %v; want accepted", h, err)
 		}
 	}
 	for _, h := range []devissuer.Claims{
 		{"typ": "at+jwt"}, {"typ": "application/at+jwt"}, {"typ": "application/okta-internal-at+jwt"},
-		{"typ": "logout+jwt"}, {"typ": "dpop+jwt"}, {"typ": "secevent+jwt"}, {"typ": "JOSE"}, {"typ": 1},
+		{"typ": "logout+jwt"}, {"typ": "dpop+jwt"}, {"typ": "secevent+jwt"}, {"typ": 1},
 		{"b64": true}, {"crit": []string{"exp"}, "exp": 1},
 	} {
 		err := finish(h)
