@@ -80,7 +80,11 @@ func (i *Issuer) sign(k signingKey, claims map[string]any) (string, error) {
 }
 
 func signCompact(alg jose.SignatureAlgorithm, key any, kid string, payload []byte) (string, error) {
-	opts := (&jose.SignerOptions{}).WithType("JWT")
+	return signCompactWith(alg, key, kid, payload, (&jose.SignerOptions{}).WithType("JWT"))
+}
+
+// signCompactWith is signCompact with the header's other members as opts sets them.
+func signCompactWith(alg jose.SignatureAlgorithm, key any, kid string, payload []byte, opts *jose.SignerOptions) (string, error) {
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: jose.JSONWebKey{Key: key, KeyID: kid}}, opts)
 	if err != nil {
 		return "", fmt.Errorf("devissuer: signer: %w", err)
@@ -170,15 +174,7 @@ func (i *Issuer) MintHeader(header Claims, claims Claims) (string, error) {
 			opts = opts.WithHeader(jose.HeaderKey(name), v)
 		}
 	}
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.SignatureAlgorithm(k.alg), Key: jose.JSONWebKey{Key: k.priv, KeyID: k.kid}}, opts)
-	if err != nil {
-		return "", fmt.Errorf("devissuer: signer: %w", err)
-	}
-	jws, err := signer.Sign(payload)
-	if err != nil {
-		return "", fmt.Errorf("devissuer: sign: %w", err)
-	}
-	return jws.CompactSerialize()
+	return signCompactWith(jose.SignatureAlgorithm(k.alg), k.priv, k.kid, payload, opts)
 }
 
 // MintPayload signs payload, taken as it is, with the current signing key: a payload no map
