@@ -304,8 +304,8 @@ func peek(raw string) (unverified, error) {
 	var body struct {
 		Iss string `json:"iss"`
 	}
-	hb, err := decodeSegment(parts[0], &hdr)
-	if err != nil || decodeSegmentInto(parts[1], &body) != nil {
+	hb, err := segment(parts[0])
+	if err != nil || json.Unmarshal(hb, &hdr) != nil || decodeSegment(parts[1], &body) != nil {
 		return unverified{}, invalid(ReasonMalformed, "undecodable header or payload, or a member named twice")
 	}
 	if err := checkHeader(hb); err != nil {
@@ -314,9 +314,8 @@ func peek(raw string) (unverified, error) {
 	return unverified{alg: hdr.Alg, iss: body.Iss}, nil
 }
 
-// decodeSegment decodes one segment of a token into v, refusing what checkNames refuses, and
-// returns the decoded JSON.
-func decodeSegment(seg string, v any) ([]byte, error) {
+// segment decodes one segment of a token to its JSON, refusing what checkNames refuses.
+func segment(seg string) ([]byte, error) {
 	b, err := base64.RawURLEncoding.DecodeString(seg)
 	if err != nil {
 		return nil, err
@@ -324,10 +323,14 @@ func decodeSegment(seg string, v any) ([]byte, error) {
 	if !checkNames(b) {
 		return nil, errNameClash
 	}
-	return b, json.Unmarshal(b, v)
+	return b, nil
 }
 
-func decodeSegmentInto(seg string, v any) error {
-	_, err := decodeSegment(seg, v)
-	return err
+// decodeSegment decodes one segment of a token into v, refusing what checkNames refuses.
+func decodeSegment(seg string, v any) error {
+	b, err := segment(seg)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
 }

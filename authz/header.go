@@ -1,7 +1,6 @@
 package authz
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"strings"
 )
@@ -26,14 +25,15 @@ func checkHeader(hdr []byte) error { return checkHeaderTyped(hdr, accessTokenTyp
 // CheckIDTokenHeader holds an ID token (raw, a compact JWS) to the rule checkHeader holds an
 // access token to, for the gateway's sign-in pages: its typ, when present, must be JWT (OpenID
 // Connect Core §2) or JOSE (a JWS's own type, which names no kind of token), in any case and
-// with or without "application/", and crit and b64 are
-// refused. An issuer signs access tokens (at+jwt), logout tokens (logout+jwt) and others with
-// the keys it signs ID tokens with, some with the client's id as audience; their type is what
-// tells them apart, so one typed as another kind of JWT is not an ID token whatever its claims.
-// go-oidc's verifier checks none of this.
+// with or without "application/"; crit and b64 are refused, and so is a header naming a member
+// twice, even in another case (checkNames), which readers each resolve their own way. An issuer
+// signs access tokens (at+jwt), logout tokens (logout+jwt) and others with the keys it signs ID
+// tokens with, some with the client's id as audience; their type is what tells them apart, so
+// one typed as another kind of JWT is not an ID token whatever its claims. go-oidc's verifier
+// checks none of this.
 func CheckIDTokenHeader(raw string) error {
 	seg, _, _ := strings.Cut(raw, ".")
-	hdr, err := base64.RawURLEncoding.DecodeString(seg)
+	hdr, err := segment(seg)
 	if err != nil {
 		return invalid(ReasonMalformed, "header")
 	}

@@ -1,6 +1,7 @@
 package authz
 
 import (
+	"encoding/base64"
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
@@ -52,5 +53,26 @@ func TestTokenHeaderTyping(t *testing.T) {
 		if Reason(err) != ReasonMalformed {
 			t.Errorf("header %v: %v (principal %v), want refused as %s", h, err, p != nil, ReasonMalformed)
 		}
+	}
+}
+
+// TestIDTokenHeaderNamesOnce: an ID token's header naming typ twice, or in two cases, is
+// refused, as an access token's is (checkNames): a reader keeping the first typ, or matching
+// names in any case, would see the logout token that the last exact "typ" hides.
+func TestIDTokenHeaderNamesOnce(t *testing.T) {
+	t.Parallel()
+	for _, hdr := range []string{
+		`{"alg":"RS256","typ":"logout+jwt","typ":"JWT"}`,
+		`{"alg":"RS256","TYP":"logout+jwt","typ":"JWT"}`,
+		`{"alg":"RS256","typ":"JWT","Typ":"at+jwt"}`,
+	} {
+		raw := base64.RawURLEncoding.EncodeToString([]byte(hdr)) + ".e30.sig"
+		if err := CheckIDTokenHeader(raw); err == nil {
+			t.Errorf("header %s: accepted; want refused", hdr)
+		}
+	}
+	ok := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"RS256","typ":"JWT"}`)) + ".e30.sig"
+	if err := CheckIDTokenHeader(ok); err != nil {
+		t.Errorf("a header naming typ once: %v; want accepted", err)
 	}
 }
