@@ -7,6 +7,18 @@ import (
 	"time"
 )
 
+// manualAfter is a PacedWait's timer on a manual clock: it appends each pause it is asked for to
+// *pauses, moves *now on by it and fires at once.
+func manualAfter(now *time.Time, pauses *[]time.Duration) func(time.Duration) <-chan time.Time {
+	return func(d time.Duration) <-chan time.Time {
+		*pauses = append(*pauses, d)
+		*now = now.Add(d)
+		fired := make(chan time.Time, 1)
+		fired <- *now
+		return fired
+	}
+}
+
 // TestPacedWait: the pauses double from pacedWaitFirst up to pacedWaitMax, the last one is cut
 // to the wait's end, each is given to waited, and the wait reports false once its end passed or
 // its context ended. The pauses run on a manual clock (PacedWait.after moves it by the pause it
@@ -16,13 +28,7 @@ func TestPacedWait(t *testing.T) {
 	clock := func() time.Time { return now }
 	var pauses []time.Duration
 	w := NewPacedWait(clock, now.Add(3*time.Second))
-	w.after = func(d time.Duration) <-chan time.Time {
-		pauses = append(pauses, d)
-		now = now.Add(d)
-		fired := make(chan time.Time, 1)
-		fired <- now
-		return fired
-	}
+	w.after = manualAfter(&now, &pauses)
 	var waited time.Duration
 	for i := 0; w.Pause(context.Background(), func(d time.Duration) { waited += d }); i++ {
 		if i == 100 {
@@ -40,13 +46,7 @@ func TestPacedWait(t *testing.T) {
 	// A long wait: the pauses stop growing at pacedWaitMax.
 	pauses = nil
 	w = NewPacedWait(clock, now.Add(time.Minute))
-	w.after = func(d time.Duration) <-chan time.Time {
-		pauses = append(pauses, d)
-		now = now.Add(d)
-		fired := make(chan time.Time, 1)
-		fired <- now
-		return fired
-	}
+	w.after = manualAfter(&now, &pauses)
 	for w.Pause(context.Background(), func(time.Duration) {}) {
 	}
 	if len(pauses) < 5 || slices.Max(pauses) != pacedWaitMax || pauses[4] != pacedWaitMax {

@@ -187,6 +187,23 @@ func TestFindToolsRanksOverView(t *testing.T) {
 	}
 }
 
+// listedNames posts tools/list to url and returns the names of the tools it lists, in order.
+func listedNames(t *testing.T, url string) []string {
+	t.Helper()
+	r := do(t, "POST", url, modern("tools/list", ""), body("tools/list", ""))
+	var list struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	if err := json.Unmarshal(r.RPC.Result, &list); err != nil {
+		t.Fatalf("tools/list: %v %s", err, r.Body)
+	}
+	var names []string
+	for _, tl := range list.Tools {
+		names = append(names, tl.Name)
+	}
+	return names
+}
+
 func oneBackendNamed(name, url string) upstreams.Config {
 	return upstreams.Config{Upstreams: []upstreams.UpstreamConfig{{Name: name, URL: url}}}
 }
@@ -207,17 +224,7 @@ func TestBackendToolNamedLikeMetaTool(t *testing.T) {
 	_, e := testServer(t, cfg, ucfg, upstreams.Options{}, Deps{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	url := serveTest(t, e).URL + DefaultPath
 
-	r := do(t, "POST", url, modern("tools/list", ""), body("tools/list", ""))
-	var list struct {
-		Tools []struct{ Name string } `json:"tools"`
-	}
-	if err := json.Unmarshal(r.RPC.Result, &list); err != nil {
-		t.Fatalf("tools/list: %v %s", err, r.Body)
-	}
-	var names []string
-	for _, tl := range list.Tools {
-		names = append(names, tl.Name)
-	}
+	names := listedNames(t, url)
 	if !slices.Equal(names, []string{"find_tools", "call_tool", "registry_stats"}) {
 		t.Errorf("search-mode tools/list: %v; want each meta-tool once and the backend's other tool", names)
 	}
@@ -230,7 +237,7 @@ func TestBackendToolNamedLikeMetaTool(t *testing.T) {
 		}
 	}
 	be.Reset()
-	r = do(t, "POST", url, modern("tools/call", callToolName),
+	r := do(t, "POST", url, modern("tools/call", callToolName),
 		body("tools/call", `,"name":"call_tool","arguments":{"name":"find_tools","arguments":{}}`))
 	if r.RPC.Error == nil || !strings.Contains(r.RPC.Error.Message, "nknown tool") {
 		t.Errorf("call_tool of the backend's find_tools: %d %s; want unknown tool", r.Status, r.Body)
@@ -382,18 +389,8 @@ func TestBackendToolLookingLikeMetaTool(t *testing.T) {
 	_, e := testServer(t, Config{Search: SearchConfig{Enabled: true, AlwaysVisible: []string{"*"}, MaxResults: 50}}, ucfg, upstreams.Options{}, Deps{})
 	url := serveTest(t, e).URL + DefaultPath
 
-	r := do(t, "POST", url, modern("tools/list", ""), body("tools/list", ""))
-	var list struct {
-		Tools []struct{ Name string } `json:"tools"`
-	}
-	if err := json.Unmarshal(r.RPC.Result, &list); err != nil {
-		t.Fatalf("tools/list: %v %s", err, r.Body)
-	}
-	var listed []string
-	for _, tl := range list.Tools {
-		listed = append(listed, tl.Name)
-	}
-	r = do(t, "POST", url, modern("tools/call", findToolsName), body("tools/call",
+	listed := listedNames(t, url)
+	r := do(t, "POST", url, modern("tools/call", findToolsName), body("tools/call",
 		`,"name":"find_tools","arguments":{"query":"find tools for a task and call a tool of the registry","limit":50}`))
 	var res struct {
 		StructuredContent found `json:"structuredContent"`
