@@ -181,6 +181,25 @@ func TestListAndReadFaults(t *testing.T) {
 	}
 }
 
+// listenOutcomes returns Options that record the outcome of every backend listen, and what
+// they recorded so far.
+func listenOutcomes() (Options, func() []string) {
+	var mu sync.Mutex
+	var got []string
+	opts := Options{Observe: func(_, m, o string, _ time.Duration) {
+		if m == MethodListen {
+			mu.Lock()
+			got = append(got, o)
+			mu.Unlock()
+		}
+	}}
+	return opts, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
+}
+
 // TestListenStreamFaults: a backend listen stream that ends badly is recorded as what it was,
 // so that health, the breaker and the outcome metric see it: an answer to another request and
 // garbage are bad responses, an error answer is the backend's error, a reset is unavailable, a
@@ -231,17 +250,10 @@ func TestListenStreamFaults(t *testing.T) {
 	alpha := mcptest.StartServer(t, "alpha")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var mu sync.Mutex
-			var got []string
+			opts, recorded := listenOutcomes()
 			r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha",
 				URL: faultOn(t, alpha, MethodListen, tt.h), Timeout: 500 * time.Millisecond, MaxResponseBytes: 64 << 10}}},
-				Options{Observe: func(_, m, o string, _ time.Duration) {
-					if m == MethodListen {
-						mu.Lock()
-						got = append(got, o)
-						mu.Unlock()
-					}
-				}})
+				opts)
 			watchdog, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			var last string
@@ -254,9 +266,7 @@ func TestListenStreamFaults(t *testing.T) {
 			if !strings.Contains(last, `"id":"L1","result"`) {
 				t.Errorf("the listen's last message = %s, want its graceful end", last)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if !slices.Equal(got, []string{tt.want}) {
+			if got := recorded(); !slices.Equal(got, []string{tt.want}) {
 				t.Errorf("the backend listen was recorded as %v, want [%s]", got, tt.want)
 			}
 		})
