@@ -6,7 +6,6 @@ import (
 	"errors"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -98,16 +97,8 @@ func TestLegacyListenSubscribeRefused(t *testing.T) {
 			return next(ctx, method, req)
 		}
 	})
-	var mu sync.Mutex
-	var got []string
-	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "beta", URL: beta.URL()}}}, Options{
-		Observe: func(_, m, o string, _ time.Duration) {
-			if m == MethodListen {
-				mu.Lock()
-				got = append(got, o)
-				mu.Unlock()
-			}
-		}})
+	opts, recorded := listenOutcomes()
+	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "beta", URL: beta.URL()}}}, opts)
 	watchdog, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var last string
@@ -117,9 +108,7 @@ func TestLegacyListenSubscribeRefused(t *testing.T) {
 	if err != nil || watchdog.Err() != nil || !strings.Contains(last, `"id":"L1","result"`) {
 		t.Fatalf("Listen = %v (watchdog %v), last message %s; want its graceful end", err, watchdog.Err(), last)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if !slices.Equal(got, []string{OutcomeBackendError}) {
+	if got := recorded(); !slices.Equal(got, []string{OutcomeBackendError}) {
 		t.Fatalf("the refused listen was recorded as %v, want [%s]", got, OutcomeBackendError)
 	}
 }

@@ -39,20 +39,21 @@ func faultOn(t *testing.T, real *mcptest.Server, method string, fault http.Handl
 	})) + u.Path
 }
 
-// TestListAndReadFaults: a backend that answers discovery well but faults on one list method
-// (or a read) costs a fan-out list only that backend's items, and a read a clear error; each
-// ends by the gateway's own bounds (timeout, maxResponseBytes), never the caller's watchdog.
-func TestListAndReadFaults(t *testing.T) {
-	done := make(chan struct{})
-	t.Cleanup(func() { close(done) })
+// backendFault is one way a backend can answer a request badly.
+type backendFault struct {
+	name string
+	h    http.HandlerFunc
+}
+
+// backendFaults are the bad answers TestListAndReadFaults and TestLegacyBackendFaults send; a
+// handler that holds returns once done is closed or the request ends.
+func backendFaults(done <-chan struct{}) []backendFault {
 	sseHead := func(w http.ResponseWriter) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		upstreamstest.SSEEvent(w, progressEvent)
 	}
-	faults := []struct {
-		name string
-		h    http.HandlerFunc
-	}{
+	const otherID = `{"jsonrpc":"2.0","id":"someone-else","result":{"tools":[],"prompts":[],"resources":[],"resourceTemplates":[],"contents":[],"content":[]}}`
+	return []backendFault{
 		{"hang before headers", func(w http.ResponseWriter, r *http.Request) { hold(r, done) }},
 		{"hang mid-body", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
@@ -65,8 +66,10 @@ func TestListAndReadFaults(t *testing.T) {
 		{"garbage JSON", func(w http.ResponseWriter, _ *http.Request) {
 			upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":1,"result":`)
 		}},
-		{"answer to another id", func(w http.ResponseWriter, _ *http.Request) {
-			upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":"someone-else","result":{"tools":[],"prompts":[],"resources":[],"resourceTemplates":[],"contents":[]}}`)
+		{"answer to another id", func(w http.ResponseWriter, _ *http.Request) { upstreamstest.WriteJSON(w, otherID) }},
+		{"SSE answer to another id", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			upstreamstest.SSEEvent(w, otherID)
 		}},
 		{"endless SSE", func(w http.ResponseWriter, r *http.Request) {
 			sseHead(w)
@@ -90,6 +93,70 @@ func TestListAndReadFaults(t *testing.T) {
 			endless(w, `{"jsonrpc":"2.0","id":1,"result":{"x":"`+strings.Repeat("x", 4096), done)
 		}},
 	}
+}
+
+// faultyRegistry has a healthy backend alpha and a backend beta at real whose answers to method
+// are fault's, with tight gateway bounds.
+func faultyRegistry(t *testing.T, alpha, real *mcptest.Server, method string, fault http.HandlerFunc) *Registry {
+	t.Helper()
+	return newTestRegistry(t, Config{Upstreams: []UpstreamConfig{
+		{Name: "alpha", URL: alpha.URL()},
+		{Name: "beta", URL: faultOn(t, real, method, fault), Timeout: 500 * time.Millisecond,
+			ResponseHeaderTimeout: 300 * time.Millisecond, MaxResponseBytes: 64 << 10},
+	}}, Options{})
+}
+
+// wantListWithoutBeta lists method and fails unless it succeeds, within watchdog, with alpha's
+// items under key and none of beta's.
+func wantListWithoutBeta(t *testing.T, watchdog context.Context, r *Registry, method, key string) {
+	t.Helper()
+	res, err := r.List(watchdog, &ListRequest{Method: method,
+		Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
+	if err != nil || watchdog.Err() != nil {
+		t.Fatalf("List with one faulty optional backend: %v (watchdog %v)", err, watchdog.Err())
+	}
+	items, _ := decodeObject(t, string(res))[key].([]any)
+	if len(items) == 0 {
+		t.Fatalf("the healthy backend's %s are missing: %s", key, res)
+	}
+	for _, it := range items {
+		if b, _ := json.Marshal(it); strings.Contains(string(b), `"beta__`) || strings.Contains(string(b), `"beta+`) {
+			t.Fatalf("the faulty backend's item was listed: %s", b)
+		}
+	}
+}
+
+// wantCallError calls method on beta's name of kind and fails unless the stream ends with the
+// gateway's own error before watchdog does.
+func wantCallError(t *testing.T, watchdog context.Context, r *Registry, method string, kind Kind, name, params string) {
+	t.Helper()
+	target, err := r.Resolve(kind, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := r.Call(watchdog, &Call{Method: method, ID: json.RawMessage(`1`), Target: target,
+		Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + params + `}`)})
+	for err == nil && watchdog.Err() == nil {
+		var final bool
+		if _, final, err = s.Next(); final {
+			break
+		}
+	}
+	if s != nil {
+		s.Close()
+	}
+	if err == nil || watchdog.Err() != nil {
+		t.Fatalf("%s on the faulty backend: err = %v (watchdog %v), want the gateway's own error", method, err, watchdog.Err())
+	}
+	t.Logf("%s: %v", method, err)
+}
+
+// TestListAndReadFaults: a backend that answers discovery well but faults on one list method
+// (or a read) costs a fan-out list only that backend's items, and a read a clear error; each
+// ends by the gateway's own bounds (timeout, maxResponseBytes), never the caller's watchdog.
+func TestListAndReadFaults(t *testing.T) {
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
 	lists := []struct{ method, key string }{
 		{MethodToolsList, "tools"},
 		{MethodPromptsList, "prompts"},
@@ -98,54 +165,38 @@ func TestListAndReadFaults(t *testing.T) {
 	}
 	alpha := mcptest.StartServer(t, "alpha")
 	beta := mcptest.StartServer(t, "beta")
-	for _, f := range faults {
+	for _, f := range backendFaults(done) {
 		for _, l := range append(lists, struct{ method, key string }{MethodResourcesRead, ""}) {
 			t.Run(f.name+"/"+l.method, func(t *testing.T) {
-				r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{
-					{Name: "alpha", URL: alpha.URL()},
-					{Name: "beta", URL: faultOn(t, beta, l.method, f.h), Timeout: 500 * time.Millisecond,
-						ResponseHeaderTimeout: 300 * time.Millisecond, MaxResponseBytes: 64 << 10},
-				}}, Options{})
+				r := faultyRegistry(t, alpha, beta, l.method, f.h)
 				watchdog, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
 				if l.method == MethodResourcesRead {
-					target, err := r.Resolve(KindResource, "beta+mem://readme")
-					if err != nil {
-						t.Fatal(err)
-					}
-					s, err := r.Call(watchdog, &Call{Method: l.method, ID: json.RawMessage(`1`), Target: target,
-						Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"uri":"mem://readme"}`)})
-					for err == nil && watchdog.Err() == nil {
-						var final bool
-						if _, final, err = s.Next(); final {
-							break
-						}
-					}
-					if s != nil {
-						s.Close()
-					}
-					if err == nil || watchdog.Err() != nil {
-						t.Fatalf("read from the faulty backend: err = %v (watchdog %v), want the gateway's own error", err, watchdog.Err())
-					}
-					t.Logf("read: %v", err)
+					wantCallError(t, watchdog, r, l.method, KindResource, "beta+mem://readme", `,"uri":"mem://readme"`)
 					return
 				}
-				res, err := r.List(watchdog, &ListRequest{Method: l.method,
-					Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
-				if err != nil || watchdog.Err() != nil {
-					t.Fatalf("List with one faulty optional backend: %v (watchdog %v)", err, watchdog.Err())
-				}
-				items, _ := decodeObject(t, string(res))[l.key].([]any)
-				if len(items) == 0 {
-					t.Fatalf("the healthy backend's %s are missing: %s", l.key, res)
-				}
-				for _, it := range items {
-					if b, _ := json.Marshal(it); strings.Contains(string(b), `"beta__`) || strings.Contains(string(b), `"beta+`) {
-						t.Fatalf("the faulty backend's item was listed: %s", b)
-					}
-				}
+				wantListWithoutBeta(t, watchdog, r, l.method, l.key)
 			})
 		}
+	}
+}
+
+// listenOutcomes returns Options that record the outcome of every backend listen, and what
+// they recorded so far.
+func listenOutcomes() (Options, func() []string) {
+	var mu sync.Mutex
+	var got []string
+	opts := Options{Observe: func(_, m, o string, _ time.Duration) {
+		if m == MethodListen {
+			mu.Lock()
+			got = append(got, o)
+			mu.Unlock()
+		}
+	}}
+	return opts, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
 	}
 }
 
@@ -199,17 +250,10 @@ func TestListenStreamFaults(t *testing.T) {
 	alpha := mcptest.StartServer(t, "alpha")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var mu sync.Mutex
-			var got []string
+			opts, recorded := listenOutcomes()
 			r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha",
 				URL: faultOn(t, alpha, MethodListen, tt.h), Timeout: 500 * time.Millisecond, MaxResponseBytes: 64 << 10}}},
-				Options{Observe: func(_, m, o string, _ time.Duration) {
-					if m == MethodListen {
-						mu.Lock()
-						got = append(got, o)
-						mu.Unlock()
-					}
-				}})
+				opts)
 			watchdog, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			var last string
@@ -222,9 +266,7 @@ func TestListenStreamFaults(t *testing.T) {
 			if !strings.Contains(last, `"id":"L1","result"`) {
 				t.Errorf("the listen's last message = %s, want its graceful end", last)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if !slices.Equal(got, []string{tt.want}) {
+			if got := recorded(); !slices.Equal(got, []string{tt.want}) {
 				t.Errorf("the backend listen was recorded as %v, want [%s]", got, tt.want)
 			}
 		})
@@ -237,107 +279,26 @@ func TestListenStreamFaults(t *testing.T) {
 func TestLegacyBackendFaults(t *testing.T) {
 	done := make(chan struct{})
 	t.Cleanup(func() { close(done) })
-	event := func(w http.ResponseWriter, data string) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		upstreamstest.SSEEvent(w, data)
-	}
-	faults := []struct {
-		name string
-		h    http.HandlerFunc
-	}{
-		{"hang before headers", func(w http.ResponseWriter, r *http.Request) { hold(r, done) }},
-		{"hang mid-body", func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, `{"jsonrpc":"2.0","id":`)
-			w.(http.Flusher).Flush()
-			hold(r, done)
-		}},
-		{"hang mid-SSE", func(w http.ResponseWriter, r *http.Request) { event(w, progressEvent); hold(r, done) }},
-		{"reset mid-stream", func(w http.ResponseWriter, _ *http.Request) { event(w, progressEvent); panic(http.ErrAbortHandler) }},
-		{"garbage JSON", func(w http.ResponseWriter, _ *http.Request) {
-			upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":1,"result":`)
-		}},
-		{"answer to another id", func(w http.ResponseWriter, _ *http.Request) {
-			event(w, `{"jsonrpc":"2.0","id":"someone-else","result":{"tools":[],"prompts":[],"resources":[],"resourceTemplates":[],"contents":[],"content":[]}}`)
-		}},
-		{"endless SSE", func(w http.ResponseWriter, r *http.Request) {
-			event(w, progressEvent)
-			for {
-				select {
-				case <-done:
-					return
-				case <-r.Context().Done():
-					return
-				default:
-				}
-				upstreamstest.SSEEvent(w, progressEvent)
-			}
-		}},
-		{"gigantic SSE line", func(w http.ResponseWriter, _ *http.Request) {
-			event(w, progressEvent)
-			endless(w, "data: "+strings.Repeat("x", 4096), done)
-		}},
-		{"body over maxResponseBytes", func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			endless(w, `{"jsonrpc":"2.0","id":1,"result":{"x":"`+strings.Repeat("x", 4096), done)
-		}},
-	}
 	alpha := mcptest.StartServer(t, "alpha")
 	legacy := mcptest.StartLegacyServer(t, "beta")
 	methods := []struct{ method, key string }{
 		{MethodToolsCall, ""}, {MethodResourcesRead, ""},
 		{MethodToolsList, "tools"}, {MethodResourcesList, "resources"},
 	}
-	for _, f := range faults {
+	for _, f := range backendFaults(done) {
 		for _, m := range methods {
 			t.Run(f.name+"/"+m.method, func(t *testing.T) {
-				r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{
-					{Name: "alpha", URL: alpha.URL()},
-					{Name: "beta", URL: faultOn(t, legacy, m.method, f.h), Timeout: 500 * time.Millisecond,
-						ResponseHeaderTimeout: 300 * time.Millisecond, MaxResponseBytes: 64 << 10},
-				}}, Options{})
+				r := faultyRegistry(t, alpha, legacy, m.method, f.h)
 				watchdog, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
-				if m.key != "" {
-					res, err := r.List(watchdog, &ListRequest{Method: m.method,
-						Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
-					if err != nil || watchdog.Err() != nil {
-						t.Fatalf("List with one faulty optional backend: %v (watchdog %v)", err, watchdog.Err())
-					}
-					items, _ := decodeObject(t, string(res))[m.key].([]any)
-					if len(items) == 0 {
-						t.Fatalf("the healthy backend's %s are missing: %s", m.key, res)
-					}
-					for _, it := range items {
-						if b, _ := json.Marshal(it); strings.Contains(string(b), `"beta__`) || strings.Contains(string(b), `"beta+`) {
-							t.Fatalf("the faulty backend's item was listed: %s", b)
-						}
-					}
-					return
+				switch m.method {
+				case MethodToolsCall:
+					wantCallError(t, watchdog, r, m.method, KindTool, "beta__echo", `,"name":"echo","arguments":{"text":"x"}`)
+				case MethodResourcesRead:
+					wantCallError(t, watchdog, r, m.method, KindResource, "beta+mem://readme", `,"uri":"mem://readme"`)
+				default:
+					wantListWithoutBeta(t, watchdog, r, m.method, m.key)
 				}
-				kind, name, params := KindTool, "beta__echo", `,"name":"echo","arguments":{"text":"x"}`
-				if m.method == MethodResourcesRead {
-					kind, name, params = KindResource, "beta+mem://readme", `,"uri":"mem://readme"`
-				}
-				target, err := r.Resolve(kind, name)
-				if err != nil {
-					t.Fatal(err)
-				}
-				s, err := r.Call(watchdog, &Call{Method: m.method, ID: json.RawMessage(`1`), Target: target,
-					Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + params + `}`)})
-				for err == nil && watchdog.Err() == nil {
-					var final bool
-					if _, final, err = s.Next(); final {
-						break
-					}
-				}
-				if s != nil {
-					s.Close()
-				}
-				if err == nil || watchdog.Err() != nil {
-					t.Fatalf("%s on the faulty backend: err = %v (watchdog %v), want the gateway's own error", m.method, err, watchdog.Err())
-				}
-				t.Logf("%v", err)
 			})
 		}
 	}

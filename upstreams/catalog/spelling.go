@@ -56,7 +56,7 @@ const collidedSpelling = "\x00"
 // template), which is what is sent without a record anyway; buildSpellIndex tells such an
 // item listed beside another spelling of it by counting the items of its normal form.
 func (p *part) addSpelling(n, listed string) {
-	if listed == n && (resuri.IsASCII(n) || strings.IndexByte(n, '{') >= 0) {
+	if listed == n && unrecorded(n) {
 		return
 	}
 	if !resuri.ReadsAs(listed, n) {

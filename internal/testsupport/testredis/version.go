@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -34,13 +35,32 @@ func (s *Server) OlderVersion(tb testing.TB) (addr, version string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { l.Close() })
+	var mu sync.Mutex
+	var conns []net.Conn
+	closed := false
+	tb.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		closed = true
+		for _, c := range conns {
+			c.Close() // ends its relayOlder, which closes the server side
+		}
+	})
 	go func() {
 		for {
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
+			mu.Lock()
+			if closed {
+				mu.Unlock()
+				c.Close()
+				return
+			}
+			conns = append(conns, c)
+			mu.Unlock()
 			go relayOlder(c, s.Addr(), []byte(have), []byte(version))
 		}
 	}()
