@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"net/http"
 	"strings"
@@ -135,14 +134,7 @@ func TestStreamsEndWhenTheirKeyLeaves(t *testing.T) {
 		t.Fatalf("the listen ended with %q, want its graceful-end result", last)
 	}
 	// The kept key's listen still delivers: a change the backend announces now reaches it.
-	mcptest.WaitFor(t, "the backend acknowledges the listens", func() bool {
-		for _, ex := range alpha.RequestsOf("subscriptions/listen") {
-			if bytes.Contains(ex.ResponseBody, []byte("notifications/subscriptions/acknowledged")) {
-				return true
-			}
-		}
-		return false
-	})
+	waitBackendAcknowledgesListen(t, alpha)
 	alpha.MCP().AddTool(&mcp.Tool{Name: "fresh", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{}, nil
 	})
