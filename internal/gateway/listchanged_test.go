@@ -73,14 +73,7 @@ func TestListChangedReachesEveryReplica(t *testing.T) {
 	}
 	// The gateway acknowledges before the backend has (the spec's guidance for gateways), so
 	// the backend's own acknowledgement says when a change will reach the stream.
-	mcptest.WaitFor(t, "the backend acknowledges the listen", func() bool {
-		for _, ex := range alpha.RequestsOf("subscriptions/listen") {
-			if bytes.Contains(ex.ResponseBody, []byte("notifications/subscriptions/acknowledged")) {
-				return true
-			}
-		}
-		return false
-	})
+	waitBackendAcknowledgesListen(t, alpha)
 	alpha.MCP().AddTool(&mcp.Tool{Name: "fresh", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{}, nil
 	})
@@ -96,6 +89,21 @@ func TestListChangedReachesEveryReplica(t *testing.T) {
 		t.Fatalf("replica A lists %v after the notification, want alpha__fresh", names)
 	}
 	mcptest.WaitFor(t, "replica B lists the new tool", func() bool { return slices.Contains(listToolNames(t, b), "alpha__fresh") })
+}
+
+// waitBackendAcknowledgesListen waits until backend s has acknowledged a subscriptions/listen:
+// the gateway acknowledges before the backend has (the spec's guidance for gateways), so the
+// backend's own acknowledgement says when a change it announces will reach the stream.
+func waitBackendAcknowledgesListen(t *testing.T, s *mcptest.Server) {
+	t.Helper()
+	mcptest.WaitFor(t, "the backend acknowledges the listen", func() bool {
+		for _, ex := range s.RequestsOf("subscriptions/listen") {
+			if bytes.Contains(ex.ResponseBody, []byte("notifications/subscriptions/acknowledged")) {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // listen opens a subscriptions/listen through gw, with a bearer token unless tok is empty, and

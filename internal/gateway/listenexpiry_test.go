@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"net/http"
 	"strings"
@@ -39,16 +38,7 @@ func TestStreamsEndWithTheToken(t *testing.T) {
 		if ack := <-events; !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
 			t.Fatalf("first event %q", ack)
 		}
-		var last string
-		for data := range events {
-			last = data
-		}
-		if ctx.Err() != nil {
-			t.Fatal("the listen outlived its token")
-		}
-		if !strings.Contains(last, `"resultType":"complete"`) || !strings.Contains(last, `"id":"L"`) {
-			t.Fatalf("the listen ended with %q, want its graceful-end result", last)
-		}
+		wantGracefulEnd(t, ctx, events, "the listen outlived its token")
 	})
 
 	t.Run("pre-2026 GET stream", func(t *testing.T) {
@@ -124,25 +114,9 @@ func TestStreamsEndWhenTheirKeyLeaves(t *testing.T) {
 	if status, _, body := post(t, "http://"+gw.MCP+"/mcp", h, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+testMeta+`}}`); status != http.StatusOK {
 		t.Fatalf("tools/list with the new key's token: %d %s", status, body)
 	}
-	var last string
-	for data := range events {
-		last = data
-	}
-	if ctx.Err() != nil {
-		t.Fatal("the listen of a withdrawn key's token outlived the key")
-	}
-	if !strings.Contains(last, `"resultType":"complete"`) || !strings.Contains(last, `"id":"L"`) {
-		t.Fatalf("the listen ended with %q, want its graceful-end result", last)
-	}
+	wantGracefulEnd(t, ctx, events, "the listen of a withdrawn key's token outlived the key")
 	// The kept key's listen still delivers: a change the backend announces now reaches it.
-	mcptest.WaitFor(t, "the backend acknowledges the listens", func() bool {
-		for _, ex := range alpha.RequestsOf("subscriptions/listen") {
-			if bytes.Contains(ex.ResponseBody, []byte("notifications/subscriptions/acknowledged")) {
-				return true
-			}
-		}
-		return false
-	})
+	waitBackendAcknowledgesListen(t, alpha)
 	alpha.MCP().AddTool(&mcp.Tool{Name: "fresh", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{}, nil
 	})
@@ -153,5 +127,21 @@ func TestStreamsEndWhenTheirKeyLeaves(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("no list_changed on the kept key's listen")
+	}
+}
+
+// wantGracefulEnd reads events to their end and wants the listen ended by the gateway, with its
+// graceful-end result, before ctx was cancelled; outlived is the failure if ctx ended first.
+func wantGracefulEnd(t *testing.T, ctx context.Context, events <-chan string, outlived string) {
+	t.Helper()
+	var last string
+	for data := range events {
+		last = data
+	}
+	if ctx.Err() != nil {
+		t.Fatal(outlived)
+	}
+	if !strings.Contains(last, `"resultType":"complete"`) || !strings.Contains(last, `"id":"L"`) {
+		t.Fatalf("the listen ended with %q, want its graceful-end result", last)
 	}
 }

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -357,14 +356,7 @@ func listChangeHeard(t *testing.T, gw Listeners, tok string, be *mcptest.Server,
 	if ack := <-events; !strings.Contains(ack, "notifications/subscriptions/acknowledged") {
 		t.Fatalf("first event %s", ack)
 	}
-	mcptest.WaitFor(t, "the backend acknowledges the listen", func() bool {
-		for _, ex := range be.RequestsOf("subscriptions/listen") {
-			if bytes.Contains(ex.ResponseBody, []byte("notifications/subscriptions/acknowledged")) {
-				return true
-			}
-		}
-		return false
-	})
+	waitBackendAcknowledgesListen(t, be)
 	// The backend's listen may register after its acknowledgement: make the change again until
 	// it is heard; bounded.
 	for i := 0; ; i++ {

@@ -409,14 +409,7 @@ func TestPinChangeBetweenListAndCall(t *testing.T) {
 	defer cancel()
 	events := listen(t, ctx, p.gw, `{"toolsListChanged":true}`, "")
 	<-events // acknowledged
-	mcptest.WaitFor(t, "the backend acknowledges the listen", func() bool {
-		for _, ex := range files.RequestsOf("subscriptions/listen") {
-			if strings.Contains(string(ex.ResponseBody), "notifications/subscriptions/acknowledged") {
-				return true
-			}
-		}
-		return false
-	})
+	waitBackendAcknowledgesListen(t, files)
 	files.MCP().AddTool(tool("t", "Touch a file.", map[string]any{"path": map[string]any{"type": "string"}, "cmd": map[string]any{"type": "string"}}, nil), noopTool)
 	select {
 	case ev := <-events:

@@ -3,9 +3,7 @@ package gateway
 import (
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
 )
@@ -19,22 +17,9 @@ func TestRedisRefusingScriptsByACL(t *testing.T) {
 	iss := newIssuer(t)
 	rs := testredis.Start(t)
 	alpha := mcptest.StartServer(t, "alpha")
-	gw := startTestGateway(t, func(c *Config) {
-		trustIssuers(c, iss)
-		c.MRTR.Keys = testKeys
-		c.Redis.URL = rs.URL()
-		c.Auth.Policy.Rules = []authz.RuleConfig{
-			{ID: "echo-confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm},
-			{ID: "rest", Upstream: "alpha", Tools: []string{"*"}, AnyScope: []string{"tools:use"}, RateLimit: "100000/m"},
-		}
-		c.RateLimit.Lease = 1 // every call asks Redis
-	}, alpha)
+	gw := startTestGateway(t, func(c *Config) { redisBackedCalls(c, iss, rs.URL()) }, alpha)
 	alice := mintFor(t, iss, "alice")
-	_, r := rawCall(t, gw, alice, "alpha__echo", `{"text":"pay 10"}`, "")
-	if r.Result.ResultType != "input_required" || r.Result.RequestState == "" {
-		t.Fatalf("expected a confirmation, got %+v", r)
-	}
-	state := r.Result.RequestState
+	state := askEchoConfirmation(t, gw, alice)
 
 	// testredis.Do authenticates as default too; ACL changes apply to its open connections.
 	if _, err := rs.Do("ACL", "SETUSER", "default", "-evalsha", "-eval"); err != nil {
@@ -44,13 +29,7 @@ func TestRedisRefusingScriptsByACL(t *testing.T) {
 		t.Fatalf("Redis still runs scripts: %v", err)
 	}
 	alpha.Reset()
-	h := modernHeaders("tools/call", "alpha__echo")
-	h.Set("Authorization", "Bearer "+alice)
-	status, hdr, body := post(t, "http://"+gw.MCP+"/mcp", h,
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+elicitMeta+`,"name":"alpha__echo","arguments":{"text":"pay 10"}`+approve(state)+`}}`)
-	if status != 503 || hdr.Get("Retry-After") != "1" || !strings.Contains(body, "-32014") {
-		t.Errorf("confirmation answered with scripts refused: %d, Retry-After %q: %.200s", status, hdr.Get("Retry-After"), body)
-	}
+	answerFailsClosed(t, gw, alice, state, "with scripts refused")
 	if status, r := rawCall(t, gw, alice, "alpha__add", `{"a":1,"b":2}`, ""); status != 200 || r.Error != nil {
 		t.Errorf("rate-limited call with scripts refused: %d %+v, want fail-open 200", status, r)
 	}
@@ -64,19 +43,5 @@ func TestRedisRefusingScriptsByACL(t *testing.T) {
 	if _, err := rs.Do("ACL", "SETUSER", "default", "+@all"); err != nil {
 		t.Fatal(err)
 	}
-	alpha.Reset()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, r = rawCall(t, gw, alice, "alpha__echo", `{"text":"pay 10"}`, approve(state))
-		if r.Error == nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if r.Error != nil || r.Result.IsError || toolCalls(alpha) != 1 {
-		t.Fatalf("the confirmation once scripts are allowed again: %+v, backend calls %d", r, toolCalls(alpha))
-	}
-	if _, r = rawCall(t, gw, alice, "alpha__echo", `{"text":"pay 10"}`, approve(state)); r.Error == nil || toolCalls(alpha) != 1 {
-		t.Fatalf("the same confirmation again: %+v, backend calls %d; want it refused", r, toolCalls(alpha))
-	}
+	answerTakenOnce(t, gw, alice, alpha, state, "once scripts are allowed again")
 }

@@ -3,7 +3,6 @@ package gateway
 import (
 	"testing"
 
-	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
 )
@@ -18,16 +17,7 @@ func TestRedisConnectionsKilled(t *testing.T) {
 	rs := testredis.Start(t)
 	alpha := mcptest.StartServer(t, "alpha")
 	start := func() Listeners {
-		return startTestGateway(t, func(c *Config) {
-			trustIssuers(c, iss)
-			c.MRTR.Keys = testKeys
-			c.Redis.URL = rs.URL()
-			c.Auth.Policy.Rules = []authz.RuleConfig{
-				{ID: "echo-confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm},
-				{ID: "rest", Upstream: "alpha", Tools: []string{"*"}, AnyScope: []string{"tools:use"}, RateLimit: "100000/m"},
-			}
-			c.RateLimit.Lease = 1 // every call asks Redis
-		}, alpha)
+		return startTestGateway(t, func(c *Config) { redisBackedCalls(c, iss, rs.URL()) }, alpha)
 	}
 	a, b := start(), start()
 	alice := mintFor(t, iss, "alice")
@@ -36,11 +26,7 @@ func TestRedisConnectionsKilled(t *testing.T) {
 			t.Fatalf("with Redis up: %d %+v", status, r)
 		}
 	}
-	_, r := rawCall(t, a, alice, "alpha__echo", `{"text":"pay 10"}`, "")
-	if r.Result.ResultType != "input_required" || r.Result.RequestState == "" {
-		t.Fatalf("expected a confirmation, got %+v", r)
-	}
-	state := r.Result.RequestState
+	state := askEchoConfirmation(t, a, alice)
 
 	for _, kind := range []string{"normal", "pubsub"} {
 		n, err := rs.Do("CLIENT", "KILL", "TYPE", kind)

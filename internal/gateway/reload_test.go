@@ -47,21 +47,9 @@ func startReloadGateway(t *testing.T, shutdownTimeout, body string) *reloadGatew
 	f := &reloadGateway{file: filepath.Join(t.TempDir(), "config.yaml"), logs: &mcptest.LogBuffer{},
 		hup: make(chan os.Signal, 1), results: make(chan error, 1)}
 	f.write(t, shutdownTimeout, body)
-	getenv := func(string) string { return "" }
-	load := func() (*Config, error) {
-		return loadConfig("serve", []string{"--config", f.file}, getenv, f.logs)
-	}
-	cfg, err := load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	started := make(chan Listeners, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, cfg, runOptions{getenv: getenv, stderr: f.logs, started: started,
-			reload: &reloadSource{load: load, trigger: f.hup, results: f.results}})
-	}()
+	var cancel context.CancelFunc
+	var done <-chan error
+	f.gw, cancel, done = serveFile(t, f.file, f.logs, f.hup, f.results)
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -71,12 +59,34 @@ func startReloadGateway(t *testing.T, shutdownTimeout, body string) *reloadGatew
 			t.Logf("gateway log:\n%s", f.logs.String())
 		}
 	})
+	return f
+}
+
+// serveFile runs serve on the configuration file at file, as `gateway serve --config` does,
+// loading it again on each signal sent to hup (each reload's outcome goes to results, if not
+// nil). It returns once the gateway listens, with cancel, which is SIGTERM, and serve's outcome.
+func serveFile(t *testing.T, file string, logs *mcptest.LogBuffer, hup chan os.Signal, results chan error) (Listeners, context.CancelFunc, <-chan error) {
+	t.Helper()
+	getenv := func(string) string { return "" }
+	load := func() (*Config, error) { return loadConfig("serve", []string{"--config", file}, getenv, logs) }
+	cfg, err := load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	started, done := make(chan Listeners, 1), make(chan error, 1)
+	go func() {
+		done <- run(ctx, cfg, runOptions{getenv: getenv, stderr: logs, started: started,
+			reload: &reloadSource{load: load, trigger: hup, results: results}})
+	}()
 	select {
-	case f.gw = <-started:
+	case gw := <-started:
+		return gw, cancel, done
 	case err := <-done:
+		cancel()
 		t.Fatalf("serve: %v", err)
 	}
-	return f
+	return Listeners{}, cancel, done
 }
 
 func (f *reloadGateway) write(t *testing.T, shutdownTimeout, body string) {

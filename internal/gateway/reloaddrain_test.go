@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,26 +29,10 @@ upstreams:
 	if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	getenv := func(string) string { return "" }
 	logs := &mcptest.LogBuffer{}
-	load := func() (*Config, error) { return loadConfig("serve", []string{"--config", file}, getenv, logs) }
-	cfg, err := load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	hup := make(chan os.Signal, 1)
-	started, done := make(chan Listeners, 1), make(chan error, 1)
-	go func() {
-		done <- run(ctx, cfg, runOptions{getenv: getenv, stderr: logs, started: started,
-			reload: &reloadSource{load: load, trigger: hup}})
-	}()
-	select {
-	case <-started:
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	}
+	_, cancel, done := serveFile(t, file, logs, hup, nil)
+	defer cancel()
 	cancel() // SIGTERM
 	mcptest.WaitFor(t, "the drain to start", func() bool { return strings.Contains(logs.String(), `"msg":"draining"`) })
 	hup <- syscall.SIGHUP

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -51,26 +50,10 @@ func TestSIGTERMEndsAReloadFetchingKeys(t *testing.T) {
 		}
 	}
 	write("auth: {disabled: true}\n")
-	getenv := func(string) string { return "" }
 	logs := &mcptest.LogBuffer{}
-	load := func() (*Config, error) { return loadConfig("serve", []string{"--config", file}, getenv, logs) }
-	cfg, err := load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	hup, results := make(chan os.Signal, 1), make(chan error, 1)
-	started, done := make(chan Listeners, 1), make(chan error, 1)
-	go func() {
-		done <- run(ctx, cfg, runOptions{getenv: getenv, stderr: logs, started: started,
-			reload: &reloadSource{load: load, trigger: hup, results: results}})
-	}()
-	select {
-	case <-started:
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	}
+	_, cancel, done := serveFile(t, file, logs, hup, results)
+	defer cancel()
 	write("auth: {fetchTimeout: 10m, issuers: [{issuer: \"" + hang.URL + "\"}]}\n")
 	hup <- syscall.SIGHUP
 	select {
