@@ -33,7 +33,7 @@ func TestRedisConnectionsKilled(t *testing.T) {
 		if err != nil {
 			t.Fatalf("CLIENT KILL TYPE %s: %v", kind, err)
 		}
-		if kind == "normal" && n == "0" { // SKIPME: the kill's own connection is not counted
+		if kind == "normal" && n == "0" { // the kill's own connection is not counted
 			t.Fatalf("CLIENT KILL TYPE normal closed %s connections: the replicas held none", n)
 		}
 	}
