@@ -14,12 +14,15 @@ import (
 )
 
 // gcraScript is gcra.step run atomically next to the bucket, so that replicas
-// never interleave a read and a write of the same key. ARGV: interval (µs),
-// burst, now (µs, or 0 to use the server's TIME so that every replica reads
-// one clock per key). Returns {allowed, remaining, retryAfter µs, resetAfter
-// µs}. Calling TIME before a write needs effect replication, the default
-// since Redis 5.
-const gcraScript = `
+// never interleave a read and a write of the same key. KEYS: the bucket and, optionally, this
+// charge's marker (ratecharge.go). ARGV: interval (µs), burst, now (µs, or 0 to use the
+// server's TIME so that every replica reads one clock per key), the marker's life (ms).
+// Returns {allowed, remaining, retryAfter µs, resetAfter µs}; a copy of a charge that finds its
+// marker returns the marker's answer and charges nothing. Calling TIME before a write needs
+// effect replication, the default since Redis 5.
+const gcraScript = chargeLua + `
+local again = seen()
+if again then return again end
 local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
 local now = tonumber(ARGV[3])
@@ -35,7 +38,7 @@ if now < allowat then
   return {0, 0, allowat - now, tat - now}
 end
 redis.call('SET', KEYS[1], string.format('%d', newtat), 'PX', math.ceil((newtat - now) / 1000))
-return {1, math.floor((now - allowat) / interval), 0, newtat - now}
+return charged({1, math.floor((now - allowat) / interval), 0, newtat - now}, ARGV[4])
 `
 
 // RedisOption adjusts a Redis store beyond its configuration.
@@ -88,6 +91,8 @@ type Redis struct {
 	// tokenBase and tokenSeq make each single-use write's token (token).
 	tokenBase string
 	tokenSeq  atomic.Uint64
+	// charges marks rate-limit charges (ratecharge.go).
+	charges chargeMarks
 }
 
 var _ Store = (*Redis)(nil)
@@ -136,6 +141,8 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 		opt(r)
 	}
 	r.brk = newBreaker(cfg.Breaker, nil, r.onBreaker)
+	_, cluster := r.client.(*redis.ClusterClient)
+	r.charges = chargeMarks{prefix: r.prefix, ttl: chargeWindow(r.client), cluster: cluster}
 	return r, nil
 }
 
@@ -260,8 +267,8 @@ func (r *Redis) Allow(ctx context.Context, key string, limit Limit) (RateDecisio
 	if err != nil {
 		return RateDecision{}, err
 	}
-	vals, err := r.gcra.Run(ctx, r.client, []string{redisKey(r.prefix, kindRate, key)},
-		g.interval, g.burst, now).Int64Slice()
+	vals, err := r.gcra.Run(ctx, r.client, r.charges.keys(key, r.token),
+		g.interval, g.burst, now, r.charges.ttl.Milliseconds()).Int64Slice()
 	if err = r.done(probe, err); err != nil {
 		return RateDecision{}, err
 	}
