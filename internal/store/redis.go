@@ -232,7 +232,7 @@ func (r *Redis) useOnceAcked(ctx context.Context, probe bool, key string, ttl ti
 	// Whatever fails from here on, a key this call wrote is released: the use is refused.
 	release := func() {
 		if written {
-			_ = c.Del(context.WithoutCancel(ctx), key).Err()
+			takeBack(ctx, c, tok, key)
 		}
 	}
 	if err = r.done(probe, err); err != nil {
@@ -250,6 +250,23 @@ func (r *Redis) useOnceAcked(ctx context.Context, probe bool, key string, ttl ti
 			acked, r.waitReplicas, r.waitTimeout)
 	}
 	return true, nil
+}
+
+// takeBackScript deletes each of KEYS that holds ARGV[1], a call's token (Redis.token).
+const takeBackScript = `
+local n = 0
+for _, k in ipairs(KEYS) do
+  if redis.call('GET', k) == ARGV[1] then n = n + redis.call('DEL', k) end
+end
+return n
+`
+
+// takeBack releases the single-use keys a refused use wrote, best effort: only those that
+// still hold its token. A plain DEL that the client sent again (its reply timed out) could run
+// after another writer had claimed the released key, deleting that writer's claim: the nonce
+// it consumed could then be used once more.
+func takeBack(ctx context.Context, c redis.Scripter, token string, keys ...string) {
+	_ = c.Eval(context.WithoutCancel(ctx), takeBackScript, keys, token).Err()
 }
 
 // Allow implements Store with one Lua script (EVALSHA, falling back to EVAL

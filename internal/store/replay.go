@@ -246,9 +246,10 @@ func (r *Redis) FirstUse(ctx context.Context, owner, id string, ttl time.Duratio
 		return 0, err
 	}
 	keys := replayKeys(r.prefix, owner, id)
-	args := replayArgs(ttl, b, r.token())
+	tok := r.token()
+	args := replayArgs(ttl, b, tok)
 	if r.waitReplicas > 0 {
-		return r.firstUseAcked(ctx, probe, r.replay, keys, args)
+		return r.firstUseAcked(ctx, probe, r.replay, keys, args, tok)
 	}
 	n, err := r.replay.Run(ctx, r.client, keys, args...).Int64()
 	if err = r.done(probe, err); err != nil {
@@ -311,8 +312,9 @@ func replayUse(n int64) Use {
 
 // firstUseAcked is FirstUse (or FirstUseOnce: script) followed by WAIT on the keys' primary, in
 // one pipeline. A first use fewer replicas than configured hold is taken back (every key the
-// script set but the owner's counter, keys[1]) and refused (fail closed).
-func (r *Redis) firstUseAcked(ctx context.Context, probe bool, script *redis.Script, keys []string, args []any) (Use, error) {
+// script set but the owner's counter, keys[1], while it holds tok, the token in args) and
+// refused (fail closed).
+func (r *Redis) firstUseAcked(ctx context.Context, probe bool, script *redis.Script, keys []string, args []any, tok string) (Use, error) {
 	var c redis.Cmdable = r.client
 	if cc, ok := r.client.(*redis.ClusterClient); ok {
 		node, err := cc.MasterForKey(ctx, keys[0])
@@ -342,7 +344,7 @@ func (r *Redis) firstUseAcked(ctx context.Context, probe bool, script *redis.Scr
 	if err == nil && acked >= int64(r.waitReplicas) {
 		return UseFirst, nil
 	}
-	_ = c.Del(context.WithoutCancel(ctx), append([]string{keys[0]}, keys[2:]...)...).Err()
+	takeBack(ctx, c, tok, append([]string{keys[0]}, keys[2:]...)...)
 	if err != nil {
 		return 0, r.wrap(err)
 	}

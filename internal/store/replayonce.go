@@ -152,9 +152,10 @@ func (r *Redis) FirstUseOnce(ctx context.Context, owner, id, once string, ttl ti
 		return 0, err
 	}
 	keys := append(replayKeys(r.prefix, owner, id), redisKey(r.prefix, kindOnce, once))
-	args := replayArgs(ttl, b, r.token())
+	tok := r.token()
+	args := replayArgs(ttl, b, tok)
 	if r.waitReplicas > 0 {
-		return r.firstUseAcked(ctx, probe, r.replayOnce, keys, args)
+		return r.firstUseAcked(ctx, probe, r.replayOnce, keys, args, tok)
 	}
 	n, err := r.replayOnce.Run(ctx, r.client, keys, args...).Int64()
 	if err = r.done(probe, err); err != nil {
