@@ -9,8 +9,8 @@ import (
 
 // A rate-limit charge (Allow, Lease) is one script that moves a bucket's theoretical arrival
 // time forward. go-redis sends a command again when the answer to its first attempt timed out
-// or its connection broke (RedisConfig.MaxRetries; a Cluster also retries on another attempt of
-// its own), and a Redis that stalled longer than the read timeout runs every copy once it
+// or its connection broke (RedisConfig.MaxRetries; a Cluster client also tries again on its
+// own), and a Redis that stalled longer than the read timeout runs every copy once it
 // wakes: each copy charged the bucket, so a call could be refused that the limit allowed, and a
 // lease's refund was given back once per copy, admitting more than the limit.
 //

@@ -281,3 +281,33 @@ func TestChargeKeyInTheBucketsSlot(t *testing.T) {
 		}
 	}
 }
+
+// TestChargeWindow: a marker lives as long as docs/scaling.md says, for the client's own
+// bounds: 8 s with the default settings, 36 s under Cluster (whose client tries each command
+// again on its own), and none at all, with no marker written, when nothing is ever resent.
+func TestChargeWindow(t *testing.T) {
+	srv := testredis.Start(t)
+	for _, tc := range []struct {
+		name string
+		cfg  RedisConfig
+		want time.Duration
+	}{
+		{"defaults", RedisConfig{URL: srv.URL()}, 8 * time.Second},
+		{"cluster", RedisConfig{Addrs: []string{srv.Addr()}, Cluster: true}, 36 * time.Second},
+		{"cluster without retries", RedisConfig{Addrs: []string{srv.Addr()}, Cluster: true, MaxRetries: -1}, 16 * time.Second},
+		{"no retries", RedisConfig{URL: srv.URL(), MaxRetries: -1}, 0},
+	} {
+		r := newRedisStore(t, tc.cfg)
+		if r.charges.ttl != tc.want {
+			t.Errorf("%s: markers live %v, want %v", tc.name, r.charges.ttl, tc.want)
+		}
+	}
+	r := newRedisStore(t, RedisConfig{URL: srv.URL(), MaxRetries: -1, KeyPrefix: "none:"})
+	if _, err := r.Allow(context.Background(), "k", chargeLimit); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := rawClient(t, srv).Keys(context.Background(), "none:*").Result()
+	if err != nil || len(keys) != 1 {
+		t.Errorf("a charge of a client that never resends left %q (%v), want only its bucket", keys, err)
+	}
+}
