@@ -170,7 +170,8 @@ func (c RedisConfig) probe(ctx context.Context, getenv func(string) string) onli
 	// makes: a Redis ACL that does not grant the prefix's keys answers PING and refuses the
 	// read (NOPERM); a read-only replica, or an ACL that grants reads only, refuses the write
 	// (READONLY, NOPERM); an ACL without scripting refuses the script that every rate limit
-	// and hold runs. The key written is deleted at once; the rate limit's lives for seconds.
+	// and hold runs. The key written is deleted at once; the rate limit's bucket and its charge's
+	// marker live for seconds.
 	key := "check-config:" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	steps := []struct {
 		what string

@@ -13,11 +13,15 @@ import (
 // to k: k tokens pass at now when now >= tat + k×interval − burst×interval, so at most
 // burst − ceil((tat − now) / interval) tokens are available. ARGV: interval (µs), burst, now (µs,
 // or 0 for the server's TIME), want (≥ 1), refund (≥ 0). Returns {granted, remaining,
-// retryAfter µs, resetAfter µs}; granted is 0 when not even one token is available.
+// retryAfter µs, resetAfter µs}; granted is 0 when not even one token is available. KEYS and
+// the last ARGV (the marker's life, ms) as gcraScript's: a copy of a lease that finds its
+// marker returns the marker's answer, taking nothing and giving nothing back again.
 //
 // A refund moves the theoretical arrival time back by refund × interval and never below now (a
 // bucket holds at most burst tokens), so it only returns tokens that were taken and not spent.
-const leaseScript = `
+const leaseScript = chargeLua + `
+local again = seen()
+if again then return again end
 local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
 local now = tonumber(ARGV[3])
@@ -37,6 +41,7 @@ local avail = burst - owed
 if avail < 1 then
   if refund > 0 then
     redis.call('SET', KEYS[1], string.format('%d', tat), 'PX', math.max(1, math.ceil((tat - now) / 1000)))
+    return charged({0, 0, tat + interval - burst * interval - now, tat - now}, ARGV[6])
   end
   return {0, 0, tat + interval - burst * interval - now, tat - now}
 end
@@ -44,7 +49,7 @@ local granted = want
 if avail < granted then granted = avail end
 local newtat = tat + granted * interval
 redis.call('SET', KEYS[1], string.format('%d', newtat), 'PX', math.ceil((newtat - now) / 1000))
-return {granted, avail - granted, 0, newtat - now}
+return charged({granted, avail - granted, 0, newtat - now}, ARGV[6])
 `
 
 // Leaser takes several rate-limit tokens from a shared bucket in one round trip. The Redis store
@@ -73,8 +78,8 @@ func (r *Redis) Lease(ctx context.Context, key string, limit Limit, want, refund
 	if err != nil {
 		return 0, RateDecision{}, err
 	}
-	vals, err := r.lease.Run(ctx, r.client, []string{redisKey(r.prefix, kindRate, key)},
-		g.interval, g.burst, now, want, refund).Int64Slice()
+	vals, err := r.lease.Run(ctx, r.client, r.charges.keys(key, r.token),
+		g.interval, g.burst, now, want, refund, r.charges.ttl.Milliseconds()).Int64Slice()
 	if err = r.done(probe, err); err != nil {
 		return 0, RateDecision{}, err
 	}

@@ -14,12 +14,15 @@ import (
 )
 
 // gcraScript is gcra.step run atomically next to the bucket, so that replicas
-// never interleave a read and a write of the same key. ARGV: interval (µs),
-// burst, now (µs, or 0 to use the server's TIME so that every replica reads
-// one clock per key). Returns {allowed, remaining, retryAfter µs, resetAfter
-// µs}. Calling TIME before a write needs effect replication, the default
-// since Redis 5.
-const gcraScript = `
+// never interleave a read and a write of the same key. KEYS: the bucket and, optionally, this
+// charge's marker (ratecharge.go). ARGV: interval (µs), burst, now (µs, or 0 to use the
+// server's TIME so that every replica reads one clock per key), the marker's life (ms).
+// Returns {allowed, remaining, retryAfter µs, resetAfter µs}; a copy of a charge that finds its
+// marker returns the marker's answer and charges nothing. Calling TIME before a write needs
+// effect replication, the default since Redis 5.
+const gcraScript = chargeLua + `
+local again = seen()
+if again then return again end
 local interval = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
 local now = tonumber(ARGV[3])
@@ -35,7 +38,7 @@ if now < allowat then
   return {0, 0, allowat - now, tat - now}
 end
 redis.call('SET', KEYS[1], string.format('%d', newtat), 'PX', math.ceil((newtat - now) / 1000))
-return {1, math.floor((now - allowat) / interval), 0, newtat - now}
+return charged({1, math.floor((now - allowat) / interval), 0, newtat - now}, ARGV[4])
 `
 
 // RedisOption adjusts a Redis store beyond its configuration.
@@ -88,6 +91,8 @@ type Redis struct {
 	// tokenBase and tokenSeq make each single-use write's token (token).
 	tokenBase string
 	tokenSeq  atomic.Uint64
+	// charges marks rate-limit charges (ratecharge.go).
+	charges chargeMarks
 }
 
 var _ Store = (*Redis)(nil)
@@ -136,6 +141,8 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 		opt(r)
 	}
 	r.brk = newBreaker(cfg.Breaker, nil, r.onBreaker)
+	_, cluster := r.client.(*redis.ClusterClient)
+	r.charges = chargeMarks{prefix: r.prefix, ttl: chargeWindow(r.client), cluster: cluster}
 	return r, nil
 }
 
@@ -225,7 +232,7 @@ func (r *Redis) useOnceAcked(ctx context.Context, probe bool, key string, ttl ti
 	// Whatever fails from here on, a key this call wrote is released: the use is refused.
 	release := func() {
 		if written {
-			_ = c.Del(context.WithoutCancel(ctx), key).Err()
+			takeBack(ctx, c, tok, key)
 		}
 	}
 	if err = r.done(probe, err); err != nil {
@@ -245,6 +252,23 @@ func (r *Redis) useOnceAcked(ctx context.Context, probe bool, key string, ttl ti
 	return true, nil
 }
 
+// takeBackScript deletes each of KEYS that holds ARGV[1], a call's token (Redis.token).
+const takeBackScript = `
+local n = 0
+for _, k in ipairs(KEYS) do
+  if redis.call('GET', k) == ARGV[1] then n = n + redis.call('DEL', k) end
+end
+return n
+`
+
+// takeBack releases the single-use keys a refused use wrote, best effort: only those that
+// still hold its token. A plain DEL that the client sent again (its reply timed out) could run
+// after another writer had claimed the released key, deleting that writer's claim: the nonce
+// it consumed could then be used once more.
+func takeBack(ctx context.Context, c redis.Scripter, token string, keys ...string) {
+	_ = c.Eval(context.WithoutCancel(ctx), takeBackScript, keys, token).Err()
+}
+
 // Allow implements Store with one Lua script (EVALSHA, falling back to EVAL
 // when the server's script cache is empty, e.g. after a restart).
 func (r *Redis) Allow(ctx context.Context, key string, limit Limit) (RateDecision, error) {
@@ -260,8 +284,8 @@ func (r *Redis) Allow(ctx context.Context, key string, limit Limit) (RateDecisio
 	if err != nil {
 		return RateDecision{}, err
 	}
-	vals, err := r.gcra.Run(ctx, r.client, []string{redisKey(r.prefix, kindRate, key)},
-		g.interval, g.burst, now).Int64Slice()
+	vals, err := r.gcra.Run(ctx, r.client, r.charges.keys(key, r.token),
+		g.interval, g.burst, now, r.charges.ttl.Milliseconds()).Int64Slice()
 	if err = r.done(probe, err); err != nil {
 		return RateDecision{}, err
 	}

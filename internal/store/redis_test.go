@@ -323,13 +323,21 @@ func TestRedisKeysBoundedAndHashed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(keys) != 3 {
-		t.Fatalf("keys = %q, want 3", keys)
+	// The single use, the bucket, the value, and the rate-limit charge's marker (ratecharge.go),
+	// which names its bucket's key as its hash tag and the call's token.
+	if len(keys) != 4 {
+		t.Fatalf("keys = %q, want 4", keys)
 	}
 	const maxLen = len(DefaultKeyPrefix) + len("once:") + 43
+	const maxMarkerLen = len(DefaultKeyPrefix) + len("rlc:{") + len(DefaultKeyPrefix) + len("rl:") + 43 + len("}:") +
+		26 + 13 // the token: rand.Text and a base-36 sequence number
 	for _, k := range keys {
-		if !strings.HasPrefix(k, DefaultKeyPrefix) || len(k) > maxLen {
-			t.Errorf("key %q: want prefix %q and at most %d bytes", k, DefaultKeyPrefix, maxLen)
+		bound := maxLen
+		if strings.HasPrefix(k, DefaultKeyPrefix+"rlc:{") {
+			bound = maxMarkerLen
+		}
+		if !strings.HasPrefix(k, DefaultKeyPrefix) || len(k) > bound {
+			t.Errorf("key %q: want prefix %q and at most %d bytes", k, DefaultKeyPrefix, bound)
 		}
 		if strings.Contains(k, "example.com") || strings.Contains(k, "tools") {
 			t.Errorf("key %q holds the caller's key in clear", k)
@@ -383,9 +391,10 @@ func TestRedisSentinel(t *testing.T) {
 	if d, err := r.Allow(ctx, "k", Limit{Rate: 1, Period: time.Hour}); err != nil || !d.Allowed {
 		t.Fatalf("Allow through Sentinel: %+v, %v", d, err)
 	}
-	// The writes must have reached the master Sentinel pointed to.
+	// The writes (the use, the bucket and its charge's marker) must have reached the master
+	// Sentinel pointed to.
 	n, err := master.Do("DBSIZE")
-	if err != nil || n != "2" {
-		t.Fatalf("master DBSIZE = %q, %v; want 2", n, err)
+	if err != nil || n != "3" {
+		t.Fatalf("master DBSIZE = %q, %v; want 3", n, err)
 	}
 }

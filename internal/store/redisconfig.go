@@ -32,9 +32,10 @@ const (
 	// DefaultWriteTimeout bounds sending one command.
 	DefaultWriteTimeout = time.Second
 	// DefaultMaxRetries is how often a command is retried after a network
-	// error. Retries are safe here: a repeated SET NX can only turn a first
-	// use into "already used" (failing closed), and a repeated Allow can only
-	// take an extra token (erring on the strict side).
+	// error or a reply that timed out. Redis may run both copies; every write
+	// that must act once tells its own earlier copy from another writer's (a
+	// single use's token, a rate-limit charge's marker: see Redis.token and
+	// ratecharge.go).
 	DefaultMaxRetries = 1
 	// DefaultWaitTimeout bounds how long a single-use write waits for replicas' acknowledgement
 	// when RedisConfig.WaitReplicas is set.

@@ -245,16 +245,8 @@ func (r *Redis) FirstUse(ctx context.Context, owner, id string, ttl time.Duratio
 	if err != nil {
 		return 0, err
 	}
-	keys := replayKeys(r.prefix, owner, id)
-	args := replayArgs(ttl, b, r.token())
-	if r.waitReplicas > 0 {
-		return r.firstUseAcked(ctx, probe, r.replay, keys, args)
-	}
-	n, err := r.replay.Run(ctx, r.client, keys, args...).Int64()
-	if err = r.done(probe, err); err != nil {
-		return 0, err
-	}
-	return replayUse(n), nil
+	tok := r.token()
+	return r.recordUse(ctx, probe, r.replay, replayKeys(r.prefix, owner, id), replayArgs(ttl, b, tok), tok)
 }
 
 // FirstUseGet implements ReplayGetter. On one Redis server or a Sentinel-managed one it is one script,
@@ -309,10 +301,19 @@ func replayUse(n int64) Use {
 	return UseAgain
 }
 
-// firstUseAcked is FirstUse (or FirstUseOnce: script) followed by WAIT on the keys' primary, in
-// one pipeline. A first use fewer replicas than configured hold is taken back (every key the
-// script set but the owner's counter, keys[1]) and refused (fail closed).
-func (r *Redis) firstUseAcked(ctx context.Context, probe bool, script *redis.Script, keys []string, args []any) (Use, error) {
+// recordUse runs script, replayScript or one built on it, on keys with args, whose token is
+// tok; probe is admit's. With RedisConfig.WaitReplicas the script is followed by WAIT on the
+// keys' primary, in one pipeline, and a first use fewer replicas than configured hold is taken
+// back (every key the script set but the owner's counter, keys[1], while it holds tok) and
+// refused (fail closed).
+func (r *Redis) recordUse(ctx context.Context, probe bool, script *redis.Script, keys []string, args []any, tok string) (Use, error) {
+	if r.waitReplicas <= 0 {
+		n, err := script.Run(ctx, r.client, keys, args...).Int64()
+		if err = r.done(probe, err); err != nil {
+			return 0, err
+		}
+		return replayUse(n), nil
+	}
 	var c redis.Cmdable = r.client
 	if cc, ok := r.client.(*redis.ClusterClient); ok {
 		node, err := cc.MasterForKey(ctx, keys[0])
@@ -342,7 +343,7 @@ func (r *Redis) firstUseAcked(ctx context.Context, probe bool, script *redis.Scr
 	if err == nil && acked >= int64(r.waitReplicas) {
 		return UseFirst, nil
 	}
-	_ = c.Del(context.WithoutCancel(ctx), append([]string{keys[0]}, keys[2:]...)...).Err()
+	takeBack(ctx, c, tok, append([]string{keys[0]}, keys[2:]...)...)
 	if err != nil {
 		return 0, r.wrap(err)
 	}

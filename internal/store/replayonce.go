@@ -17,7 +17,9 @@ type ReplayOnce interface {
 	// UseOverBudget (nothing recorded) as FirstUse. A store failing during the step leaves
 	// neither, so the caller's retry is not refused as a replay of a use that never was. In
 	// a Redis Cluster the two keys lie in different hash slots, which no script reaches at
-	// once: there it is FirstUse, then UseOnce.
+	// once: there it is FirstUse, then UseOnce, and a failure between the two leaves the id
+	// recorded so that a later claim of the same id and once goes on to the single-use key,
+	// which decides (Redis's onceToken).
 	FirstUseOnce(ctx context.Context, owner, id, once string, ttl time.Duration, b ReplayBudget) (Use, error)
 }
 
@@ -128,22 +130,9 @@ return n
 
 // FirstUseOnce implements ReplayOnce with one Lua script. With RedisConfig.WaitReplicas the
 // use counts only once enough replicas acknowledged it, and both keys are taken back when they
-// did not. In a Cluster it is FirstUse, then UseOnce (see ReplayOnce).
+// did not. In a Cluster it is FirstUse, then UseOnce (see ReplayOnce), and the single-use key
+// decides (see onceToken).
 func (r *Redis) FirstUseOnce(ctx context.Context, owner, id, once string, ttl time.Duration, b ReplayBudget) (Use, error) {
-	if r.cluster() {
-		u, err := r.FirstUse(ctx, owner, id, ttl, b)
-		if err != nil || u != UseFirst {
-			return u, err
-		}
-		first, err := r.UseOnce(ctx, once, ttl)
-		switch {
-		case err != nil:
-			return 0, err
-		case !first:
-			return UseAgain, nil
-		}
-		return UseFirst, nil
-	}
 	if err := checkReplay(ttl, b); err != nil {
 		return 0, err
 	}
@@ -151,14 +140,33 @@ func (r *Redis) FirstUseOnce(ctx context.Context, owner, id, once string, ttl ti
 	if err != nil {
 		return 0, err
 	}
-	keys := append(replayKeys(r.prefix, owner, id), redisKey(r.prefix, kindOnce, once))
-	args := replayArgs(ttl, b, r.token())
-	if r.waitReplicas > 0 {
-		return r.firstUseAcked(ctx, probe, r.replayOnce, keys, args)
+	if !r.cluster() {
+		keys := append(replayKeys(r.prefix, owner, id), redisKey(r.prefix, kindOnce, once))
+		tok := r.token()
+		return r.recordUse(ctx, probe, r.replayOnce, keys, replayArgs(ttl, b, tok), tok)
 	}
-	n, err := r.replayOnce.Run(ctx, r.client, keys, args...).Int64()
-	if err = r.done(probe, err); err != nil {
+	tok := onceToken(once)
+	u, err := r.recordUse(ctx, probe, r.replay, replayKeys(r.prefix, owner, id), replayArgs(ttl, b, tok), tok)
+	if err != nil || u != UseFirst {
+		return u, err
+	}
+	first, err := r.UseOnce(ctx, once, ttl)
+	switch {
+	case err != nil:
 		return 0, err
+	case !first:
+		return UseAgain, nil
 	}
-	return replayUse(n), nil
+	return UseFirst, nil
 }
+
+// onceToken is what a Cluster's FirstUseOnce records under the id: the same for every attempt
+// to consume once, where other writes record a token of their own call (Redis.token). A Cluster
+// keeps the id and the single-use key in different hash slots and writes them one after the
+// other; a store failing between the two left the id recorded and the key not, and the retry
+// the failure invited (503, Retry-After) was refused as a replay of a use that never was. An
+// attempt that finds the id holding once's token follows one that recorded it and then failed,
+// or races one: both go on to the single-use key, which exactly one of them claims. An id
+// recorded for another once, or by a replica of the previous release (a call's own token),
+// is still a replay. The ":" keeps it apart from every call's token (rand.Text and base 36).
+func onceToken(once string) string { return "once:" + b64Digest(once) }

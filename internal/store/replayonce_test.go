@@ -3,8 +3,11 @@ package store
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
 )
@@ -133,5 +136,83 @@ func TestRedisReplayOnceInterrupted(t *testing.T) {
 				t.Fatalf("after the retry: owner's id %v, single-use key %v; want both", id, once)
 			}
 		})
+	}
+}
+
+// failSet fails the first SET of key a client sends, without sending it: the store failing
+// between two writes.
+type failSet struct {
+	key    string
+	mu     sync.Mutex
+	failed bool
+}
+
+func (f *failSet) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (f *failSet) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		f.mu.Lock()
+		hit := !f.failed && cmd.Name() == "set" && len(cmd.Args()) > 1 && cmd.Args()[1] == f.key
+		f.failed = f.failed || hit
+		f.mu.Unlock()
+		if hit {
+			err := errors.New("injected: the store failed before this write")
+			cmd.SetErr(err)
+			return err
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (f *failSet) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestClusterClaimInterruptedBetweenItsWrites: a Redis Cluster keeps a claim's two records in
+// different hash slots and writes them one after the other (the owner's id, then the
+// single-use key). When the store fails between the two, the claim is refused (503, retry
+// invited), and the retry must be the first use, at no further cost to the owner's budget:
+// before the fix it found the id recorded and was refused as a replay of a use that never was.
+// After it, the state is consumed: a replay, another owner's claim and a claim of the same id
+// for another single-use key are refused. An id recorded by a replica of the previous release
+// (FirstUse with its call's own token, then a failure) is still refused: only this release's
+// claims are recognised.
+func TestClusterClaimInterruptedBetweenItsWrites(t *testing.T) {
+	ctx := context.Background()
+	srv := testredis.Start(t, testredis.WithCluster())
+	r := newRedisStore(t, RedisConfig{Addrs: []string{srv.Addr()}, Cluster: true})
+	raw := rawClient(t, srv)
+	const ttl = time.Minute
+	b := ReplayBudget{Count: 10, Window: time.Minute}
+	r.client.AddHook(&failSet{key: redisKey(DefaultKeyPrefix, kindOnce, "state")})
+	if u, err := r.FirstUseOnce(ctx, "alice", "state", "state", ttl, b); err == nil {
+		t.Fatalf("the claim the store failed in answered %v, want an error", u)
+	}
+	id, _ := raw.Exists(ctx, replayKeys(DefaultKeyPrefix, "alice", "state")[0]).Result()
+	once, _ := raw.Exists(ctx, redisKey(DefaultKeyPrefix, kindOnce, "state")).Result()
+	if id != 1 || once != 0 {
+		t.Fatalf("after the failure: id recorded %d, single-use key %d; want the failure between the two", id, once)
+	}
+	for i, step := range []struct {
+		owner, id, once string
+		want            Use
+	}{
+		{"alice", "state", "state", UseFirst}, // the retry
+		{"alice", "state", "state", UseAgain},
+		{"bob", "state", "state", UseAgain},
+		{"alice", "state", "another", UseAgain},
+	} {
+		if u, err := r.FirstUseOnce(ctx, step.owner, step.id, step.once, ttl, b); u != step.want || err != nil {
+			t.Errorf("claim %d (%s, %s, %s) = %v, %v; want %v", i, step.owner, step.id, step.once, u, err, step.want)
+		}
+	}
+	if n, err := raw.Get(ctx, replayOwnerTag(DefaultKeyPrefix, "alice")).Result(); err != nil || n != "1" {
+		t.Errorf("alice's budget counts %q (%v), want 1: the failed claim and its retry are one use", n, err)
+	}
+	if u, err := r.FirstUse(ctx, "carol", "old", ttl, b); u != UseFirst || err != nil {
+		t.Fatal(u, err)
+	}
+	if u, err := r.FirstUseOnce(ctx, "carol", "old", "old", ttl, b); u != UseAgain || err != nil {
+		t.Errorf("a claim of an id the previous release recorded = %v, %v; want UseAgain", u, err)
 	}
 }
