@@ -1,6 +1,8 @@
 package guardrails
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unique"
@@ -51,6 +53,50 @@ func BenchmarkTypicalCall(b *testing.B) {
 			}
 		}
 	})
+	// The same checks over texts that differ from call to call: the prose's words in 64
+	// shuffled orders, taken in turn. A loop over one text lets the processor's branch
+	// predictor learn that text, which a gateway's scans never benefit from (between two of them
+	// it runs the rest of the call, and real results differ); these rows are the scans' cost
+	// without that help (docs/performance.md, "Where the guarded call's CPU goes").
+	argsVaried, resultVaried := benchVariants(b, 64, 1000), benchVariants(b, 64, 4096)
+	for i := range argsVaried {
+		argsVaried[i] = []byte(`{"bytes":4096,"prose":true,"note":` + jsonString(string(argsVaried[i])) + `}`)
+		resultVaried[i] = []byte(`{"content":[{"type":"text","text":` + jsonString(string(resultVaried[i])) + `}]}`)
+	}
+	for _, c := range []struct {
+		name  string
+		texts [][]byte
+		scan  func([]byte) *Report
+	}{{"arguments-varied", argsVaried, r.ScanArguments}, {"result-varied", resultVaried, r.ScanResult}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if rep := c.scan(c.texts[i%len(c.texts)]); !rep.Clean() {
+					b.Fatal(rep.Findings)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// benchVariants returns n texts of the typical call's prose with its words shuffled (a fixed
+// seed: the same texts every run), each cut at a space to at most size bytes.
+func benchVariants(b *testing.B, n, size int) [][]byte {
+	words := strings.Fields(strings.Repeat(benchProse, size/len(benchProse)+2))
+	rng := rand.New(rand.NewPCG(1, 2))
+	out := make([][]byte, n)
+	for i := range out {
+		w := slices.Clone(words)
+		rng.Shuffle(len(w), func(i, j int) { w[i], w[j] = w[j], w[i] })
+		s := strings.Join(w, " ")[:size]
+		out[i] = []byte(s[:strings.LastIndexByte(s, ' ')])
+	}
+	if len(out[0]) < size-40 {
+		b.Fatalf("a variant of %d bytes, not about %d", len(out[0]), size)
+	}
+	return out
 }
 
 // BenchmarkScan is the text scanner's loop alone over 4 KiB of the typical call's prose and 4
