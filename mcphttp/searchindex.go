@@ -70,8 +70,9 @@ type catalogIndex struct {
 	ranker  *toolsearch.BM25
 	// vectors are the tools' embeddings (nil: embeddings are off), filled in the background.
 	vectors *embeddings.Vectors
-	// size estimates the memory the index keeps (catalogIndex.bytes), computed once when it is built:
-	// what the index cache bounds.
+	// size estimates the memory the index keeps (catalogIndex.bytes), computed when it is built,
+	// plus its vectors as they arrive (indexCache.vectorsAdded): what the index cache bounds.
+	// c.mu guards it once the index is built.
 	size int64
 }
 
@@ -159,6 +160,10 @@ func (c *indexCache) buildAndKeep(cat *upstreams.ToolCatalog, v [sha256.Size]byt
 		c.mu.Unlock()
 		b.ix = e
 		close(b.done)
+		if e != nil && e.vectors != nil {
+			// The vectors arrive after the build: each batch is counted as it comes.
+			c.vectorsAdded(e, e.vectors.OnAdd(func(n int64) { c.vectorsAdded(e, n) }))
+		}
 		if e != nil && onBuild != nil {
 			onBuild(len(e.tools))
 		}
@@ -177,6 +182,21 @@ func (c *indexCache) buildAndKeep(cat *upstreams.ToolCatalog, v [sha256.Size]byt
 // bound when public) is not kept: keeping it would push out the others. c.mu is held.
 func (c *indexCache) keep(e *catalogIndex, owner string) {
 	c.entries.Put(e.version, e, owner, e.size)
+}
+
+// vectorsAdded counts n more bytes of e's vectors in its size, and in the cache's when the cache
+// holds e: past its bound (or its caller's share) others go for room, or e itself when it no
+// longer fits, as if it had been built with them.
+func (c *indexCache) vectorsAdded(e *catalogIndex, n int64) {
+	if n == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e.size += n
+	if held, ok := c.entries.Peek(e.version); ok && held == e && !c.entries.Resize(e.version, e.size) {
+		c.evicted(sharelru.Full)
+	}
 }
 
 // evicted counts one index dropped for room; c.mu is held.
@@ -233,8 +253,9 @@ const indexOverhead = 512
 // bytes estimates the memory e keeps: the tools' definitions and targets (shared with the list
 // cache while it holds their list, but kept alive by the index when it does not), the names
 // and flags, the ranker's postings and texts (toolsearch.BM25.Bytes), and the texts sent to
-// embed with one slot per tool for its vector (the vectors are bounded by the embeddings cache).
-// Its cost is linear in the tools, not in their text.
+// embed with one slot per tool for its vector. The vectors themselves are counted as they
+// arrive (indexCache.vectorsAdded): shared with the embeddings cache while it holds them, but
+// kept alive by the index when it does not. Its cost is linear in the tools, not in their text.
 func (e *catalogIndex) bytes(texts []string) int64 {
 	n := int64(indexOverhead)
 	n += int64(cap(e.tools)) * int64(unsafe.Sizeof(upstreams.CatalogTool{}))
