@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/mcp-gateway/gateway/internal/embeddings"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/sharelru"
 	"github.com/mcp-gateway/gateway/internal/toolsearch"
@@ -31,8 +34,17 @@ type indexCache struct {
 	// searches that waited for its build and is not kept, as the list cache keeps no list
 	// larger than its share.
 	entries *sharelru.Cache[[sha256.Size]byte, *catalogIndex]
-	// building holds, per version being built, the build in flight.
-	building map[[sha256.Size]byte]*indexBuild
+	// building holds, per version being built, the build in flight: at most maxIndexBuilds,
+	// of them at most maxIndexBuilds-1 of private catalogs and one per caller (buildingBy), so
+	// one caller's builds never take every slot and a public catalog's always finds one unless
+	// another public build holds it (admitBuild).
+	building   map[[sha256.Size]byte]*indexBuild
+	buildingBy map[string]*indexBuild
+	private    int // private catalogs' builds in flight
+	// freed is closed, and replaced, each time a build ends: who waits for a slot tries again.
+	freed chan struct{}
+	// buildWait bounds how long a search waits for a build slot (indexBuildWait; tests shorten it).
+	buildWait time.Duration
 	// onBuild, if set, is called after each build (tests count rebuilds with it).
 	onBuild func(n int)
 	// onEvict, if set, counts the indexes dropped for room: own when the caller's share made
@@ -88,11 +100,29 @@ const indexVersions = 4
 // newIndexCache returns an empty cache of indexes, at most maxBytes of them (the list cache's
 // bound, upstreams.Registry.ListCacheBytes; 0: bounded in number only).
 func newIndexCache(log *slog.Logger, maxBytes int64) *indexCache {
-	c := &indexCache{log: log, building: map[[sha256.Size]byte]*indexBuild{}}
+	c := &indexCache{log: log, building: map[[sha256.Size]byte]*indexBuild{}, buildingBy: map[string]*indexBuild{},
+		freed: make(chan struct{}), buildWait: indexBuildWait}
 	c.entries = sharelru.New[[sha256.Size]byte, *catalogIndex](sharelru.Config{MaxEntries: indexVersions,
 		MaxBytes: maxBytes, ShareDivisor: sharelru.CallerShareDivisor, OnEvict: c.evicted})
 	return c
 }
+
+// maxIndexBuilds bounds the index builds in flight on a replica: each holds what it indexes and
+// the index it makes, up to the size of the catalog however large (an index too large to keep is
+// built all the same). Builds take CPU only (about 20 ms for 330 tools), so a few at once keep
+// searches going while catalogs change.
+const maxIndexBuilds = 4
+
+// indexBuildWait bounds how long a search waits for a build slot before it is refused as
+// overload (errIndexBuildsBusy); a build of a catalog of thousands of tools takes well under it.
+const indexBuildWait = 5 * time.Second
+
+// errIndexBuildsBusy refuses a search that found no build slot for its catalog's index within
+// indexBuildWait: the replica's own overload, or the caller's own other private build still
+// running; retry, here or on another replica.
+var errIndexBuildsBusy = &Error{Status: http.StatusServiceUnavailable, Outcome: outcomeRateLimited,
+	RPC:    jsonrpc.NewError(jsonrpc.CodeUnavailable, "Too many search indexes being built; retry later"),
+	Header: http.Header{"Retry-After": {"1"}}}
 
 // indexBytes is the bytes bound of the indexes of backends' catalogs: their list cache's
 // (cache.maxBytes). Without backends there is no catalog to index.
@@ -109,9 +139,11 @@ func indexBytes(backends *upstreams.Registry) int64 {
 // it built, kept or not. A request
 // waiting for another's build stops waiting when its own context ends (the error is its cause);
 // a build that panics wakes its waiters, and the next of them builds again, so a failed build
-// never leaves a version's searches waiting.
+// never leaves a version's searches waiting. A build waits for a slot (admitBuild) at most
+// buildWait, then the search is refused with errIndexBuildsBusy.
 func (c *indexCache) get(ctx context.Context, cat *upstreams.ToolCatalog, owner string) (*catalogIndex, error) {
 	v := cat.Version()
+	var timeout <-chan time.Time
 	for {
 		c.mu.Lock()
 		if e, ok := c.entries.Get(v); ok {
@@ -139,11 +171,45 @@ func (c *indexCache) get(ctx context.Context, cat *upstreams.ToolCatalog, owner 
 				return nil, context.Cause(ctx)
 			}
 		}
+		if wait := c.admitBuild(owner); wait != nil {
+			c.mu.Unlock()
+			if timeout == nil {
+				t := time.NewTimer(c.buildWait)
+				defer t.Stop()
+				timeout = t.C
+			}
+			select {
+			case <-wait:
+				continue
+			case <-timeout:
+				return nil, errIndexBuildsBusy
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+		}
 		b := &indexBuild{done: make(chan struct{})}
 		c.building[v] = b
+		if owner != "" {
+			c.buildingBy[owner] = b
+			c.private++
+		}
 		c.mu.Unlock()
 		return c.buildAndKeep(cat, v, owner, b), nil
 	}
+}
+
+// admitBuild is nil when a build for owner's private catalog ("" a public one) may start now, or
+// a channel closed when one ends and it may try again: a caller has one private build in flight
+// at a time, private builds take at most maxIndexBuilds-1 slots, all builds maxIndexBuilds.
+// c.mu is held.
+func (c *indexCache) admitBuild(owner string) <-chan struct{} {
+	if b := c.buildingBy[owner]; owner != "" && b != nil {
+		return b.done
+	}
+	if len(c.building) >= maxIndexBuilds || owner != "" && c.private >= maxIndexBuilds-1 {
+		return c.freed
+	}
+	return nil
 }
 
 // buildAndKeep builds the index of version v, keeps it among the entries when it fits and
@@ -156,6 +222,12 @@ func (c *indexCache) buildAndKeep(cat *upstreams.ToolCatalog, v [sha256.Size]byt
 			c.keep(e, owner)
 		}
 		delete(c.building, v)
+		if owner != "" {
+			delete(c.buildingBy, owner)
+			c.private--
+		}
+		close(c.freed)
+		c.freed = make(chan struct{})
 		onBuild := c.onBuild
 		c.mu.Unlock()
 		b.ix = e
