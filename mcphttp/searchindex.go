@@ -54,6 +54,12 @@ type indexCache struct {
 	buildFn func(*upstreams.ToolCatalog) *catalogIndex
 	// embed, if set, embeds each version's tools in the background as it is built.
 	embed *embeddings.Embedder
+	// maxBytes is the bytes bound (0: none); lexical holds, per version whose vectors made its
+	// index too large to keep, until when its builds embed nothing (embedsFor).
+	maxBytes int64
+	lexical  *sharelru.Cache[[sha256.Size]byte, lexicalUntil]
+	// now is the clock (time.Now; tests move it).
+	now func() time.Time
 }
 
 // indexBuild is one build in flight: done is closed when it ends, ix then set to the index it
@@ -101,7 +107,9 @@ const indexVersions = 4
 // bound, upstreams.Registry.ListCacheBytes; 0: bounded in number only).
 func newIndexCache(log *slog.Logger, maxBytes int64) *indexCache {
 	c := &indexCache{log: log, building: map[[sha256.Size]byte]*indexBuild{}, buildingBy: map[string]*indexBuild{},
-		freed: make(chan struct{}), buildWait: indexBuildWait}
+		freed: make(chan struct{}), buildWait: indexBuildWait, maxBytes: maxBytes, now: time.Now}
+	c.lexical = sharelru.New[[sha256.Size]byte, lexicalUntil](sharelru.Config{MaxEntries: lexicalVersions,
+		ShareDivisor: sharelru.CallerShareDivisor})
 	c.entries = sharelru.New[[sha256.Size]byte, *catalogIndex](sharelru.Config{MaxEntries: indexVersions,
 		MaxBytes: maxBytes, ShareDivisor: sharelru.CallerShareDivisor, OnEvict: c.evicted})
 	return c
@@ -234,7 +242,7 @@ func (c *indexCache) buildAndKeep(cat *upstreams.ToolCatalog, v [sha256.Size]byt
 		close(b.done)
 		if e != nil && e.vectors != nil {
 			// The vectors arrive after the build: each batch is counted as it comes.
-			c.vectorsAdded(e, e.vectors.OnAdd(func(n int64) { c.vectorsAdded(e, n) }))
+			c.vectorsAdded(e, owner, e.vectors.OnAdd(func(n int64) { c.vectorsAdded(e, owner, n) }))
 		}
 		if e != nil && onBuild != nil {
 			onBuild(len(e.tools))
@@ -254,21 +262,6 @@ func (c *indexCache) buildAndKeep(cat *upstreams.ToolCatalog, v [sha256.Size]byt
 // bound when public) is not kept: keeping it would push out the others. c.mu is held.
 func (c *indexCache) keep(e *catalogIndex, owner string) {
 	c.entries.Put(e.version, e, owner, e.size)
-}
-
-// vectorsAdded counts n more bytes of e's vectors in its size, and in the cache's when the cache
-// holds e: past its bound (or its caller's share) others go for room, or e itself when it no
-// longer fits, as if it had been built with them.
-func (c *indexCache) vectorsAdded(e *catalogIndex, n int64) {
-	if n == 0 {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e.size += n
-	if held, ok := c.entries.Peek(e.version); ok && held == e && !c.entries.Resize(e.version, e.size) {
-		c.evicted(sharelru.Full)
-	}
 }
 
 // evicted counts one index dropped for room; c.mu is held.
@@ -312,9 +305,11 @@ func (c *indexCache) build(cat *upstreams.ToolCatalog, owner string) *catalogInd
 				texts[i] = toolsearch.EmbedText(d)
 			}
 		}
-		e.vectors = c.embed.Catalog(texts, owner)
 	}
 	e.size = e.bytes(texts)
+	if texts != nil && c.embedsFor(e, owner) {
+		e.vectors = c.embed.Catalog(texts, owner)
+	}
 	return e
 }
 

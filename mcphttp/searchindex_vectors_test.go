@@ -31,11 +31,94 @@ func ledgerCatalog(t *testing.T, n int) *upstreams.ToolCatalog {
 	return cat
 }
 
-// newTestEmbedder is an embedder asking a stand-in endpoint (embedtest), closed with the test.
-func newTestEmbedder(t *testing.T, srv *embedtest.Server) *embeddings.Embedder {
-	e := embeddings.New(embeddings.Config{URL: srv.URL, Model: "stand-in"}, "", embeddings.Deps{Log: slog.New(slog.DiscardHandler)})
+// newTestEmbedder is an embedder asking a stand-in endpoint (embedtest), closed with the test,
+// its vector cache of cacheBytes (none: the default).
+func newTestEmbedder(t *testing.T, srv *embedtest.Server, cacheBytes ...int64) *embeddings.Embedder {
+	cfg := embeddings.Config{URL: srv.URL, Model: "stand-in"}
+	for _, n := range cacheBytes {
+		cfg.MaxCacheBytes = n
+	}
+	e := embeddings.New(cfg, "", embeddings.Deps{Log: slog.New(slog.DiscardHandler)})
 	t.Cleanup(e.Close)
 	return e
+}
+
+// indexAndVectorBytes is the size of cat's index built by probe (whose bound must hold it with its
+// vectors) without its vectors, and theirs (4 bytes a dimension).
+func indexAndVectorBytes(t *testing.T, probe *indexCache, cat *upstreams.ToolCatalog) (base, vecs int64) {
+	t.Helper()
+	ix, err := probe.get(context.Background(), cat, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitVectors(t, ix)
+	for _, v := range ix.vectors.Of() {
+		vecs += 4 * int64(len(v))
+	}
+	base = probe.build(cat, "").size
+	if vecs == 0 || base <= 0 {
+		t.Fatalf("index of %d bytes with %d bytes of vectors: want both", base, vecs)
+	}
+	return base, vecs
+}
+
+// TestIndexTooLargeNotEmbeddedEachSearch: an index its tools' vectors take past the cache's bound
+// is dropped once they arrive; its version's next build, within lexicalFor, embeds nothing and is
+// kept (its searches rank lexically), so searching it again neither rebuilds it nor sends its
+// tools to the endpoint again. After lexicalFor a build embeds again. An index too large to keep
+// even without vectors is never embedded: it is built at each search, as before, but sends
+// nothing. The endpoint's vector cache holds nothing here, so each embedding is a request.
+func TestIndexTooLargeNotEmbeddedEachSearch(t *testing.T) {
+	srv := embedtest.Start(t, "")
+	const tools = 24
+	cat := ledgerCatalog(t, tools)
+	probe := newIndexCache(slog.New(slog.DiscardHandler), 0)
+	probe.embed = newTestEmbedder(t, srv)
+	base, vecs := indexAndVectorBytes(t, probe, cat)
+	for _, tt := range []struct {
+		name           string
+		maxBytes       int64
+		builds, texts  int // after four searches
+		later, laterTx int // after the time passes and the index is dropped: one search more
+	}{
+		{"too large with its vectors", base + vecs/2, 2, tools, 3, 2 * tools},
+		{"too large without them", base / 2, 4, 0, 5, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newIndexCache(slog.New(slog.DiscardHandler), tt.maxBytes)
+			c.embed = newTestEmbedder(t, srv, 1)
+			now := time.Now()
+			c.now = func() time.Time { return now }
+			builds := 0
+			c.onBuild = func(int) { builds++ }
+			_, before := srv.Counts()
+			search := func() {
+				t.Helper()
+				ix, err := c.get(context.Background(), cat, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ix.vectors != nil {
+					waitVectors(t, ix)
+				}
+			}
+			for range 4 {
+				search()
+			}
+			if _, texts := srv.Counts(); builds != tt.builds || texts-before != tt.texts {
+				t.Fatalf("four searches built the index %d times and sent %d texts, want %d and %d",
+					builds, texts-before, tt.builds, tt.texts)
+			}
+			now = now.Add(lexicalFor)
+			c.mu.Lock()
+			c.entries.Remove(cat.Version())
+			c.mu.Unlock()
+			search()
+			if _, texts := srv.Counts(); builds != tt.later || texts-before != tt.laterTx {
+				t.Fatalf("after %v: %d builds and %d texts, want %d and %d", lexicalFor, builds, texts-before, tt.later, tt.laterTx)
+			}
+		})
+	}
 }
 
 // TestIndexCacheCountsVectors: the tools' vectors, which arrive in the background after an index
@@ -47,22 +130,9 @@ func newTestEmbedder(t *testing.T, srv *embedtest.Server) *embeddings.Embedder {
 func TestIndexCacheCountsVectors(t *testing.T) {
 	srv := embedtest.Start(t, "")
 	cat := ledgerCatalog(t, 24)
-	// The index's size without its vectors, and theirs.
 	probe := newIndexCache(slog.New(slog.DiscardHandler), 0)
 	probe.embed = newTestEmbedder(t, srv)
-	ix, err := probe.get(context.Background(), cat, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitVectors(t, ix)
-	var vecs int64
-	for _, v := range ix.vectors.Of() {
-		vecs += 4 * int64(len(v))
-	}
-	base := probe.build(cat, "").size
-	if vecs == 0 || base <= 0 {
-		t.Fatalf("index of %d bytes with %d bytes of vectors: want both", base, vecs)
-	}
+	base, vecs := indexAndVectorBytes(t, probe, cat)
 
 	for _, tt := range []struct {
 		name     string
