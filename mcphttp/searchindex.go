@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/mcp-gateway/gateway/internal/embeddings"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/sharelru"
 	"github.com/mcp-gateway/gateway/internal/toolsearch"
@@ -31,8 +34,17 @@ type indexCache struct {
 	// searches that waited for its build and is not kept, as the list cache keeps no list
 	// larger than its share.
 	entries *sharelru.Cache[[sha256.Size]byte, *catalogIndex]
-	// building holds, per version being built, the build in flight.
-	building map[[sha256.Size]byte]*indexBuild
+	// building holds, per version being built, the build in flight: at most maxIndexBuilds,
+	// of them at most maxIndexBuilds-1 of private catalogs and one per caller (buildingBy), so
+	// one caller's builds never take every slot and a public catalog's always finds one unless
+	// another public build holds it (admitBuild).
+	building   map[[sha256.Size]byte]*indexBuild
+	buildingBy map[string]*indexBuild
+	private    int // private catalogs' builds in flight
+	// freed is closed, and replaced, each time a build ends: who waits for a slot tries again.
+	freed chan struct{}
+	// buildWait bounds how long a search waits for a build slot (indexBuildWait; tests shorten it).
+	buildWait time.Duration
 	// onBuild, if set, is called after each build (tests count rebuilds with it).
 	onBuild func(n int)
 	// onEvict, if set, counts the indexes dropped for room: own when the caller's share made
@@ -42,6 +54,12 @@ type indexCache struct {
 	buildFn func(*upstreams.ToolCatalog) *catalogIndex
 	// embed, if set, embeds each version's tools in the background as it is built.
 	embed *embeddings.Embedder
+	// maxBytes is the bytes bound (0: none); lexical holds, per version whose vectors made its
+	// index too large to keep, until when its builds embed nothing (embedsFor).
+	maxBytes int64
+	lexical  *sharelru.Cache[[sha256.Size]byte, lexicalUntil]
+	// now is the clock (time.Now; tests move it).
+	now func() time.Time
 }
 
 // indexBuild is one build in flight: done is closed when it ends, ix then set to the index it
@@ -70,8 +88,9 @@ type catalogIndex struct {
 	ranker  *toolsearch.BM25
 	// vectors are the tools' embeddings (nil: embeddings are off), filled in the background.
 	vectors *embeddings.Vectors
-	// size estimates the memory the index keeps (catalogIndex.bytes), computed once when it is built:
-	// what the index cache bounds.
+	// size estimates the memory the index keeps (catalogIndex.bytes), computed when it is built,
+	// plus its vectors as they arrive (indexCache.vectorsAdded): what the index cache bounds.
+	// c.mu guards it once the index is built.
 	size int64
 }
 
@@ -87,11 +106,31 @@ const indexVersions = 4
 // newIndexCache returns an empty cache of indexes, at most maxBytes of them (the list cache's
 // bound, upstreams.Registry.ListCacheBytes; 0: bounded in number only).
 func newIndexCache(log *slog.Logger, maxBytes int64) *indexCache {
-	c := &indexCache{log: log, building: map[[sha256.Size]byte]*indexBuild{}}
+	c := &indexCache{log: log, building: map[[sha256.Size]byte]*indexBuild{}, buildingBy: map[string]*indexBuild{},
+		freed: make(chan struct{}), buildWait: indexBuildWait, maxBytes: maxBytes, now: time.Now}
+	c.lexical = sharelru.New[[sha256.Size]byte, lexicalUntil](sharelru.Config{MaxEntries: lexicalVersions,
+		ShareDivisor: sharelru.CallerShareDivisor})
 	c.entries = sharelru.New[[sha256.Size]byte, *catalogIndex](sharelru.Config{MaxEntries: indexVersions,
 		MaxBytes: maxBytes, ShareDivisor: sharelru.CallerShareDivisor, OnEvict: c.evicted})
 	return c
 }
+
+// maxIndexBuilds bounds the index builds in flight on a replica: each holds what it indexes and
+// the index it makes, up to the size of the catalog however large (an index too large to keep is
+// built all the same). Builds take CPU only (about 20 ms for 330 tools), so a few at once keep
+// searches going while catalogs change.
+const maxIndexBuilds = 4
+
+// indexBuildWait bounds how long a search waits for a build slot before it is refused as
+// overload (errIndexBuildsBusy); a build of a catalog of thousands of tools takes well under it.
+const indexBuildWait = 5 * time.Second
+
+// errIndexBuildsBusy refuses a search that found no build slot for its catalog's index within
+// indexBuildWait: the replica's own overload, or the caller's own other private build still
+// running; retry, here or on another replica.
+var errIndexBuildsBusy = &Error{Status: http.StatusServiceUnavailable, Outcome: outcomeRateLimited,
+	RPC:    jsonrpc.NewError(jsonrpc.CodeUnavailable, "Too many search indexes being built; retry later"),
+	Header: http.Header{"Retry-After": {"1"}}}
 
 // indexBytes is the bytes bound of the indexes of backends' catalogs: their list cache's
 // (cache.maxBytes). Without backends there is no catalog to index.
@@ -108,9 +147,11 @@ func indexBytes(backends *upstreams.Registry) int64 {
 // it built, kept or not. A request
 // waiting for another's build stops waiting when its own context ends (the error is its cause);
 // a build that panics wakes its waiters, and the next of them builds again, so a failed build
-// never leaves a version's searches waiting.
+// never leaves a version's searches waiting. A build waits for a slot (admitBuild) at most
+// buildWait, then the search is refused with errIndexBuildsBusy.
 func (c *indexCache) get(ctx context.Context, cat *upstreams.ToolCatalog, owner string) (*catalogIndex, error) {
 	v := cat.Version()
+	var timeout <-chan time.Time
 	for {
 		c.mu.Lock()
 		if e, ok := c.entries.Get(v); ok {
@@ -138,11 +179,45 @@ func (c *indexCache) get(ctx context.Context, cat *upstreams.ToolCatalog, owner 
 				return nil, context.Cause(ctx)
 			}
 		}
+		if wait := c.admitBuild(owner); wait != nil {
+			c.mu.Unlock()
+			if timeout == nil {
+				t := time.NewTimer(c.buildWait)
+				defer t.Stop()
+				timeout = t.C
+			}
+			select {
+			case <-wait:
+				continue
+			case <-timeout:
+				return nil, errIndexBuildsBusy
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+		}
 		b := &indexBuild{done: make(chan struct{})}
 		c.building[v] = b
+		if owner != "" {
+			c.buildingBy[owner] = b
+			c.private++
+		}
 		c.mu.Unlock()
 		return c.buildAndKeep(cat, v, owner, b), nil
 	}
+}
+
+// admitBuild is nil when a build for owner's private catalog ("" a public one) may start now, or
+// a channel closed when one ends and it may try again: a caller has one private build in flight
+// at a time, private builds take at most maxIndexBuilds-1 slots, all builds maxIndexBuilds.
+// c.mu is held.
+func (c *indexCache) admitBuild(owner string) <-chan struct{} {
+	if b := c.buildingBy[owner]; owner != "" && b != nil {
+		return b.done
+	}
+	if len(c.building) >= maxIndexBuilds || owner != "" && c.private >= maxIndexBuilds-1 {
+		return c.freed
+	}
+	return nil
 }
 
 // buildAndKeep builds the index of version v, keeps it among the entries when it fits and
@@ -155,10 +230,20 @@ func (c *indexCache) buildAndKeep(cat *upstreams.ToolCatalog, v [sha256.Size]byt
 			c.keep(e, owner)
 		}
 		delete(c.building, v)
+		if owner != "" {
+			delete(c.buildingBy, owner)
+			c.private--
+		}
+		close(c.freed)
+		c.freed = make(chan struct{})
 		onBuild := c.onBuild
 		c.mu.Unlock()
 		b.ix = e
 		close(b.done)
+		if e != nil && e.vectors != nil {
+			// The vectors arrive after the build: each batch is counted as it comes.
+			c.vectorsAdded(e, owner, e.vectors.OnAdd(func(n int64) { c.vectorsAdded(e, owner, n) }))
+		}
 		if e != nil && onBuild != nil {
 			onBuild(len(e.tools))
 		}
@@ -220,9 +305,11 @@ func (c *indexCache) build(cat *upstreams.ToolCatalog, owner string) *catalogInd
 				texts[i] = toolsearch.EmbedText(d)
 			}
 		}
-		e.vectors = c.embed.Catalog(texts, owner)
 	}
 	e.size = e.bytes(texts)
+	if texts != nil && c.embedsFor(e, owner) {
+		e.vectors = c.embed.Catalog(texts, owner)
+	}
 	return e
 }
 
@@ -233,8 +320,9 @@ const indexOverhead = 512
 // bytes estimates the memory e keeps: the tools' definitions and targets (shared with the list
 // cache while it holds their list, but kept alive by the index when it does not), the names
 // and flags, the ranker's postings and texts (toolsearch.BM25.Bytes), and the texts sent to
-// embed with one slot per tool for its vector (the vectors are bounded by the embeddings cache).
-// Its cost is linear in the tools, not in their text.
+// embed with one slot per tool for its vector. The vectors themselves are counted as they
+// arrive (indexCache.vectorsAdded): shared with the embeddings cache while it holds them, but
+// kept alive by the index when it does not. Its cost is linear in the tools, not in their text.
 func (e *catalogIndex) bytes(texts []string) int64 {
 	n := int64(indexOverhead)
 	n += int64(cap(e.tools)) * int64(unsafe.Sizeof(upstreams.CatalogTool{}))

@@ -26,6 +26,25 @@ type Vectors struct {
 	// asked marks the tools a batch of the current fill asks for.
 	asked []bool
 	ready chan struct{} // closed once every tool has a vector
+	// held is the bytes of the vectors the catalog holds (vectorBytes of each); onAdd, when set,
+	// is told of each batch's as it arrives (OnAdd).
+	held  int64
+	onAdd func(added int64)
+}
+
+// vectorBytes is the memory one vector holds: 4 bytes a dimension.
+func vectorBytes(vec []float32) int64 { return 4 * int64(len(vec)) }
+
+// OnAdd has f told of the bytes of the vectors each later batch adds to the catalog (from a
+// background goroutine, with no lock of the catalog's held), and returns the bytes of those it
+// holds already: together, every vector the catalog ever holds is counted once. Whoever bounds
+// the memory of what keeps the catalog (an index cache) counts them so: they arrive after the
+// catalog is built. f must not call the catalog's methods that wait.
+func (v *Vectors) OnAdd(f func(added int64)) (held int64) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.onAdd = f
+	return v.held
 }
 
 // Catalog starts embedding one catalog version's tool texts (toolsearch.EmbedText of each tool,
@@ -41,6 +60,7 @@ func (e *Embedder) Catalog(texts []string, owner string) *Vectors {
 		}
 		if vec := e.cache.get(digest(t), owner); vec != nil {
 			v.vecs[i] = vec
+			v.held += vectorBytes(vec)
 		} else {
 			v.missing++
 		}
@@ -149,8 +169,8 @@ func (v *Vectors) nextBatch(size int, payer string) (idx []int, texts []string, 
 	return idx, texts, payer
 }
 
-// store keeps a batch's vectors, asked for owner, in the catalog and in the cache; the last
-// one makes the version ready.
+// store keeps a batch's vectors, asked for owner, in the catalog and in the cache, and tells
+// onAdd of them; the last one makes the version ready.
 func (v *Vectors) store(idx []int, vecs [][]float32, owner string) {
 	var size int64
 	for k, i := range idx {
@@ -158,15 +178,23 @@ func (v *Vectors) store(idx []int, vecs [][]float32, owner string) {
 	}
 	v.e.obs.CacheBytes(size)
 	v.mu.Lock()
-	defer v.mu.Unlock()
+	added := int64(0)
 	for k, i := range idx {
 		if v.vecs[i] == nil {
 			v.vecs[i] = vecs[k]
 			v.missing--
+			added += vectorBytes(vecs[k])
 		}
 	}
-	if v.missing == 0 {
-		close(v.ready)
+	v.held += added
+	last := added > 0 && v.missing == 0
+	onAdd := v.onAdd
+	v.mu.Unlock()
+	if onAdd != nil && added > 0 {
+		onAdd(added)
+	}
+	if last {
+		close(v.ready) // after onAdd: a catalog is ready once its vectors are counted
 	}
 }
 

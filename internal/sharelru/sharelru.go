@@ -169,6 +169,20 @@ func (c *Cache[K, V]) Put(k K, v V, caller string, size int64) bool {
 	return true
 }
 
+// Resize sets the size of k's entry, what it holds having grown or shrunk, as a Put of it
+// again would: counted against the same caller's share (none when public), evicting for room,
+// and dropping the entry itself when it no longer fits (larger than MaxBytes, or than a share
+// when private). The entry is marked used. It reports whether k is held afterwards.
+func (c *Cache[K, V]) Resize(k K, size int64) bool {
+	e := c.entries[k]
+	if e == nil {
+		return false
+	}
+	caller := e.caller
+	c.remove(e)
+	return c.Put(k, e.val, caller, size)
+}
+
 // Remove drops k's entry, and reports whether it was there. A removal is not an eviction for
 // room: OnEvict is not told.
 func (c *Cache[K, V]) Remove(k K) bool {

@@ -12,11 +12,13 @@ type op struct {
 	size        int64
 	get         bool
 	publish     bool
+	resize      bool
 }
 
 func put(key, caller string, size int64) op { return op{key: key, caller: caller, size: size} }
 func get(key string) op                     { return op{key: key, get: true} }
 func publish(key string) op                 { return op{key: key, publish: true} }
+func resize(key string, size int64) op      { return op{key: key, size: size, resize: true} }
 
 // TestRules runs each rule as a sequence of steps and checks what stays, each caller's usage
 // and every eviction with its cause.
@@ -51,6 +53,28 @@ func TestRules(t *testing.T) {
 		kept:    []string{"a"},
 		gone:    []string{"big"},
 		refused: []string{"big"},
+	}, {
+		name:    "an entry grown past the bytes bound evicts the least recently used for room",
+		cfg:     Config{MaxBytes: 100, ShareDivisor: 4},
+		ops:     []op{put("a", "", 40), put("b", "", 40), get("a"), resize("b", 61)},
+		kept:    []string{"b"},
+		gone:    []string{"a"},
+		evicted: []Cause{Full},
+	}, {
+		name:    "a private entry grown past its share evicts its caller's own, never another's",
+		cfg:     Config{MaxBytes: 100, ShareDivisor: 4}, // share: 25 bytes
+		ops:     []op{put("p", "", 40), put("a1", "alice", 10), put("a2", "alice", 10), resize("a2", 20)},
+		kept:    []string{"p", "a2"},
+		gone:    []string{"a1"},
+		usage:   map[string]int{"alice": 1},
+		evicted: []Cause{Share},
+	}, {
+		name:    "an entry grown beyond a share is dropped and evicts nothing",
+		cfg:     Config{MaxBytes: 100, ShareDivisor: 4},
+		ops:     []op{put("p", "", 40), put("a", "alice", 10), resize("a", 26), put("b", "bob", 20), publish("b"), resize("b", 50)},
+		kept:    []string{"p", "b"},
+		gone:    []string{"a"},
+		refused: []string{"a"},
 	}, {
 		name:    "a private entry larger than a share is refused",
 		cfg:     Config{MaxBytes: 100, ShareDivisor: 4},
@@ -148,6 +172,10 @@ func TestRules(t *testing.T) {
 				case o.publish:
 					if !c.Publish(o.key) {
 						t.Fatalf("Publish(%q): not held", o.key)
+					}
+				case o.resize:
+					if !c.Resize(o.key, o.size) {
+						refused = append(refused, o.key)
 					}
 				default:
 					if !c.Put(o.key, o.key, o.caller, o.size) {

@@ -55,6 +55,13 @@ type dupDoc struct {
 // near-duplicates (their backends are hidden from it) must still find the earliest one it sees
 // among the links, or the copy would take a slot of its own in its view and not in an index of
 // its tools alone. A search reads the links only up to the first visible one.
+//
+// The bounds are applied over the whole catalog, the tools a caller may not see included, since
+// the links are computed once per version: 32 tools listed before two near-duplicates that fill
+// the later one's links, or the first postings of each word its candidates are gathered from
+// (gather), keep the two apart, and a caller who sees both sees two slots even if it sees none
+// of the 32. Hidden tools so decide only whether two visible ones share a slot; deciding it per
+// view would cost the quadratic comparison the bounds avoid. docs/search.md states the case.
 const (
 	maxDupLinks    = 32
 	dupScanPerWord = 32

@@ -186,3 +186,37 @@ func TestViewOfCopiesRanksAsIfAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestHiddenToolsCrowdOutLink pins the limit docs/search.md states: candidates are read from at
+// most dupScanPerWord postings of a word, over the whole catalog. Two near-duplicates e and d
+// (d is e without one word) of two backends, listed after tools of a third backend that each hold
+// three of their words and two common ones (no near-duplicate of either), share a slot for a
+// caller who sees only them while fewer than 32 of those tools hold each word, and take two slots
+// from 32 on, though the caller sees none of them.
+func TestHiddenToolsCrowdOutLink(t *testing.T) {
+	words := strings.Fields("kappa lambda omicron sigma upsilon theta zeta epsilon rho tau")
+	for _, w := range append(slices.Clone(words), "chi", "psi", "phi", "omega") {
+		if got := Tokens(w); len(got) != 1 || got[0] != w {
+			t.Fatalf("the test needs %q indexed as itself: %q", w, got)
+		}
+	}
+	for _, tt := range []struct {
+		perWord int // tools of the third backend holding each word (a multiple of 3)
+		slots   int
+	}{{dupScanPerWord - 2, 1}, {dupScanPerWord + 1, 2}, {dupScanPerWord + 4, 2}} {
+		var tools []Tool
+		for i := range tt.perWord * len(words) / 3 {
+			ws := []string{words[i%len(words)], words[(i+1)%len(words)], words[(i+2)%len(words)], "chi", "psi", "phi"}
+			tools = append(tools, Tool{Name: fmt.Sprintf("zero__t%d", i), Backend: "zero", Description: strings.Join(ws, " ")})
+		}
+		e, d := len(tools), len(tools)+1
+		tools = append(tools,
+			Tool{Name: "one__read", Backend: "one", Description: strings.Join(words, " ") + " omega"},
+			Tool{Name: "two__read", Backend: "two", Description: strings.Join(words, " ")})
+		ix := NewBM25(tools)
+		got := ix.Search("kappa", 10, func(i int) bool { return i == e || i == d })
+		if len(got) != tt.slots {
+			t.Errorf("%d hidden tools holding each word: %d slots, want %d: %+v", tt.perWord, len(got), tt.slots, got)
+		}
+	}
+}

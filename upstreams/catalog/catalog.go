@@ -84,7 +84,7 @@ type Catalog struct {
 	pins        *pins.Guard       // nil without pinning (pins.go)
 	pinViews    pinViews          // the pin verdicts of the newest lists (pins.go)
 	apps        bool              // Options.Apps
-	appFailures listFailures      // lists ResolveAppName could not have, for a while (apps.go)
+	appFailures listFailures      // lists ResolveAppName or a URI's spelling could not have, for a while (apps.go, spelling.go)
 }
 
 // New returns the Catalog of backends, whose names ns namespaces, in the order their items

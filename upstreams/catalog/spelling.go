@@ -241,12 +241,29 @@ func (c *Catalog) listedSpelling(ctx context.Context, q *ToolHeaderQuery, b *bac
 	return resuri.URIForm(n)
 }
 
+// spellListRetry is how long a backend whose resources or templates list could not be had for
+// spelling a URI is not asked for it again, for that caller and version: a read would otherwise
+// wait for a failing list request (up to the backend's timeout) each time. The reads in between
+// go as with a list that cannot be had (ResourceSpelling), which is what they are sent as after
+// a failed fetch anyway; a list_changed from the backend ends the wait.
+const spellListRetry = 5 * time.Second
+
 // spellIndex returns the index of b's resources or templates list (method) for the caller, nil
-// when it cannot be had.
+// when it cannot be had: a failure to have it is remembered for spellListRetry (in the store of
+// the failures ResolveAppName remembers, apps.go, keyed apart by list), not asked again.
 func (c *Catalog) spellIndex(ctx context.Context, q *ToolHeaderQuery, b *backend.Backend, method string) *headerIndex {
 	spec, _ := listSpecFor(method)
+	key := partKey{upstream: b.Name(), list: spec.index, version: orVersion(q.ProtocolVersion),
+		caller: privateKey(b, q.CacheKey, q.SubjectToken, q.SubjectKey)}
+	gen := c.cache.generation(partKey{upstream: key.upstream, list: key.list, version: key.version})
+	if c.appFailures.get(key, gen, c.now()) != nil {
+		return nil
+	}
 	idx, err := c.listIndex(ctx, q, b, spec)
 	if err != nil {
+		if !isContextErr(err) && ctx.Err() == nil {
+			c.appFailures.put(key, q.CacheKey, listFailure{err: err, gen: gen, until: c.now().Add(spellListRetry)})
+		}
 		return nil
 	}
 	return idx

@@ -1,9 +1,20 @@
 package catalog
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/gateway/internal/resuri"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
@@ -134,4 +145,64 @@ func TestSpellIndexNormalTwin(t *testing.T) {
 			t.Errorf("%q: %q, want %q", tt.listed, got, tt.want)
 		}
 	}
+}
+
+// TestSpellingListFailureRemembered: a read's spelling needs its backend's templates list; a
+// backend whose templates list fails (a real SDK server behind a proxy answering that
+// list alone with an error) is asked for it once per spellListRetry, per caller, not at every read, and the
+// reads in between are spelt as with a list that cannot be had: the URI form, exactly what a
+// read after a failed fetch is sent as. A list_changed ends the wait.
+func TestSpellingListFailureRemembered(t *testing.T) {
+	var fetches atomic.Int32
+	failTemplates := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			var req struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(body, &req) == nil && req.Method == "resources/templates/list" {
+				fetches.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"error":{"code":-32603,"message":"templates unavailable"}}`)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			next.ServeHTTP(w, r)
+		})
+	}
+	read := func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{}, nil
+	}
+	be := mcptest.StartServer(t, "be", mcptest.WithMiddleware(failTemplates),
+		mcptest.WithResource(&mcp.Resource{URI: "mem://items/a", Name: "a"}, read))
+	c := newTestCatalog(t, Options{}, backend.Config{Name: "be", URL: be.URL()})
+	clock := newTestClock()
+	c.now = clock.Now
+	spell := func(caller, uri string) {
+		t.Helper()
+		q := &ToolHeaderQuery{Fetch: true, CacheKey: caller}
+		if got, want := c.ResourceSpelling(context.Background(), q, names.Target{Upstream: "be", Name: uri}), resuri.URIForm(uri); got != want {
+			t.Fatalf("%s read %s spelt %q, want %q (a list that cannot be had)", caller, uri, got, want)
+		}
+	}
+	fetched := func(want int32, when string) {
+		t.Helper()
+		if n := fetches.Load(); n != want {
+			t.Fatalf("%s: the templates list was asked for %d times, want %d", when, n, want)
+		}
+	}
+	const alice, bob = "https://idp#alice", "https://idp#bob"
+	for _, uri := range []string{"mem://items/~1", "mem://items/é", "mem://items/~1", "mem://other/2", "mem://items/a"} {
+		spell(alice, uri)
+	}
+	fetched(1, "five reads")
+	spell(bob, "mem://items/~1")
+	fetched(2, "another caller's read") // each caller's failure is its own
+	clock.Advance(spellListRetry)
+	spell(alice, "mem://items/~1")
+	fetched(3, "a read after the wait")
+	c.cache.invalidate("be", []byte{templatesListIndex})
+	spell(alice, "mem://items/~1")
+	fetched(4, "a read after a list_changed")
 }
