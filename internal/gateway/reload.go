@@ -176,6 +176,12 @@ func (g *gateway) reload(ctx context.Context, load func() (*Config, error)) erro
 	}
 	c.admin.SetReady(true)
 	g.activate(c, prev)
+	if c.auth != nil && prev.auth != nil {
+		// The streams prev's issuers verified and that run on (a pre-2026 client's GET
+		// stream) follow the issuers' keys as c fetches them, not prev's sets, which nothing
+		// fetches any more; those of an issuer c no longer trusts end now.
+		c.auth.Authenticator().Replaces(prev.auth.Authenticator())
+	}
 	// Calls in flight finish on prev; its listens end now and their clients listen again
 	// under c, rather than receive notifications filtered by the replaced policy until
 	// server.shutdownTimeout.
