@@ -84,19 +84,26 @@ func (a *Authenticator) ValidUntil(p *Principal) time.Time { return p.ExpiresAt.
 // keeps its fetches and its client, which dials again when it next fetches. a is not used after.
 func (a *Authenticator) Close() {
 	a.closing.Do(func() {
+		a.release()
 		for _, is := range a.issuers {
-			is.mu.Lock()
-			is.users--
-			last := is.users == 0
-			is.mu.Unlock()
-			if last {
-				is.end()
-			}
 			if is.client != nil {
 				is.client.CloseIdleConnections()
 			}
 		}
 	})
+}
+
+// release counts a out of its issuers' users, ending the fetches of those it was the last of.
+func (a *Authenticator) release() {
+	for _, is := range a.issuers {
+		is.mu.Lock()
+		is.users--
+		last := is.users == 0
+		is.mu.Unlock()
+		if last {
+			is.end()
+		}
+	}
 }
 
 // NewAuthenticator validates cfg and builds an Authenticator. It makes no
@@ -122,6 +129,9 @@ func NewAuthenticator(cfg Config, opts Options) (*Authenticator, error) {
 	for _, ic := range cfg.Issuers {
 		is, err := newIssuer(cfg, ic, opts)
 		if err != nil {
+			// The issuers taken so far count a among their users, and nobody will close a:
+			// those taken over would keep their fetches past their last real user's Close.
+			a.release()
 			return nil, err
 		}
 		is.settings.client = givenClient

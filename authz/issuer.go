@@ -56,6 +56,9 @@ type issuer struct {
 	lastErr  error
 	keyErr   error // the last failure of fetchKeys (keystatus.go)
 	users    int   // the Authenticators using the issuer (a reload takes it over)
+	// followers are older key sets of the issuer waiting for keys to follow (keyfollow.go):
+	// handed to the key set install makes.
+	followers []*keySet
 	// beforeFlight, when set (tests only), runs after ready found no verifier and before the
 	// flight.
 	beforeFlight func()
@@ -89,6 +92,7 @@ func (is *issuer) install(jwksURL string) *oidc.IDTokenVerifier {
 	})
 	is.mu.Lock()
 	defer is.mu.Unlock()
+	ks.followers, is.followers = is.followers, nil // ks is not shared yet
 	is.verifier, is.keys = v, ks
 	return v
 }

@@ -101,6 +101,11 @@ type keySet struct {
 	// keyLeft holds, by keyIdentity, a context for each key of ids that a stream's token was
 	// verified with, ended and deleted by the fetch that finds that key gone. Guarded by mu.
 	keyLeft map[string]leaving
+	// followers are the key sets of the same issuer in configurations this one's replaced,
+	// whose streams follow this set's keys (keyfollow.go); led says this set is one of them,
+	// and gone that its issuer is no longer trusted, so its streams have ended. Guarded by mu.
+	followers []*keySet
+	led, gone bool
 }
 
 // leaving is a context that ends when its key leaves the set.
@@ -265,9 +270,15 @@ func (k *keySet) fetch(ctx context.Context) <-chan singleflight.Result {
 			// An empty set is an issuer's glitch, not a withdrawal of every key: cached
 			// tokens and streams stay (a token not cached is refused by it, as before), and
 			// the next set is compared with the last one that held keys.
-			ids := identities(keys)
-			k.endLost(ids)
-			k.ids = ids
+			// A set that follows a newer configuration's keeps the keys it is given
+			// (keyfollow.go): its own fetch, if an old request makes one, must not bring
+			// back a key the issuer's live set no longer has.
+			if !k.led {
+				ids := identities(keys)
+				k.endLost(ids)
+				k.ids = ids
+				k.leadFollowers(ids)
+			}
 		}
 		k.keys, k.fetchedAt = keys, started
 		k.staleAt.Store(started.Add(k.maxAge).UnixNano())

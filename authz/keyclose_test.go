@@ -2,6 +2,7 @@ package authz
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -110,4 +111,36 @@ func TestCloseEndsItsIssuersFetches(t *testing.T) {
 		}
 		next.Close()
 	})
+}
+
+// TestFailedTakeOverReleasesItsIssuers: a configuration whose NewAuthenticator fails partway
+// (an issuer after the first has no audience) had already taken the first issuer over, counting
+// itself among its users, and nothing closes an Authenticator that was never returned: the
+// replaced Authenticator's Close then left the issuer a user too many, and its fetches ran on
+// after their last real user was gone. A failed NewAuthenticator releases what it took.
+func TestFailedTakeOverReleasesItsIssuers(t *testing.T) {
+	iss, err := devissuer.New(devissuer.Options{Audience: testResource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = iss.Close() })
+	gate := startGatedJWKS(t, iss)
+	taken := IssuerConfig{Issuer: iss.URL(), JWKSURL: gate.url, Audiences: []string{testResource}}
+	old, err := NewAuthenticator(Config{Issuers: []IssuerConfig{taken}, FetchTimeout: time.Hour}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second issuer lists no audience and no resource URI is given: ErrNoAudience.
+	bad := Config{Issuers: []IssuerConfig{taken, {Issuer: "https://other.example.test"}}, FetchTimeout: time.Hour}
+	if _, err := NewAuthenticator(bad, Options{Previous: old}); !errors.Is(err, ErrNoAudience) {
+		t.Fatalf("NewAuthenticator of a configuration with an issuer without audience: %v, want ErrNoAudience", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	fetched := make(chan error, 1)
+	go func() { fetched <- old.FetchKeys(ctx) }()
+	waitFor(t, gate.asked, "the key set was not asked for")
+	cancel()
+	<-fetched
+	old.Close()
+	waitFor(t, gate.left, "the fetch is still running after its last Authenticator closed: the failed one still counts as a user")
 }

@@ -162,7 +162,7 @@ func (s keyStamp) anyLeft() context.Context {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if k.removals.Load() != s.removals {
+	if k.removals.Load() != s.removals || k.gone {
 		return ended()
 	}
 	if k.left == nil {

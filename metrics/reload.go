@@ -23,6 +23,7 @@ type Reloads struct {
 	lastSuccess     prometheus.Gauge
 	lastSuccessful  prometheus.Gauge
 	restartRequired prometheus.Gauge
+	waits           prometheus.Counter
 }
 
 // NewReloads registers the reload metrics on reg, as of a start-up at started: its
@@ -45,13 +46,17 @@ func NewReloads(reg prometheus.Registerer, started time.Time) (*Reloads, error) 
 			Name: "mcp_gateway_config_restart_required",
 			Help: "1 when the last applied reload changed settings that take effect only on a restart (logged by name).",
 		}),
+		waits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mcp_gateway_config_reload_waits_total",
+			Help: "Reloads that waited for the configuration replaced before to finish its requests, so that at most two are live.",
+		}),
 	}
 	for _, res := range ReloadResults() {
 		r.total.WithLabelValues(res)
 	}
 	r.lastSuccess.Set(float64(started.UnixNano()) / 1e9)
 	r.lastSuccessful.Set(1)
-	for _, c := range []prometheus.Collector{r.total, r.lastSuccess, r.lastSuccessful, r.restartRequired} {
+	for _, c := range []prometheus.Collector{r.total, r.lastSuccess, r.lastSuccessful, r.restartRequired, r.waits} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -80,3 +85,6 @@ func (r *Reloads) RestartRequired(needed bool) {
 	}
 	r.restartRequired.Set(v)
 }
+
+// Waited records a reload that waited for an older configuration's requests to finish.
+func (r *Reloads) Waited() { r.waits.Inc() }

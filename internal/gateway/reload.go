@@ -174,8 +174,18 @@ func (g *gateway) reload(ctx context.Context, load func() (*Config, error)) erro
 		}
 		return err
 	}
+	if err := g.awaitRoom(ctx, prev); err != nil {
+		c.close()
+		return err
+	}
 	c.admin.SetReady(true)
 	g.activate(c, prev)
+	if c.auth != nil && prev.auth != nil {
+		// The streams prev's issuers verified and that run on (a pre-2026 client's GET
+		// stream) follow the issuers' keys as c fetches them, not prev's sets, which nothing
+		// fetches any more; those of an issuer c no longer trusts end now.
+		c.auth.Authenticator().Replaces(prev.auth.Authenticator())
+	}
 	// Calls in flight finish on prev; its listens end now and their clients listen again
 	// under c, rather than receive notifications filtered by the replaced policy until
 	// server.shutdownTimeout.
@@ -185,6 +195,39 @@ func (g *gateway) reload(ctx context.Context, load func() (*Config, error)) erro
 	g.sets.retiring.Add(1)
 	go g.retire(prev, next.Server.ShutdownTimeout)
 	g.logReload(prev, c, restart)
+	return nil
+}
+
+// awaitRoom waits until current is the only live set, so that activating the next one leaves
+// at most two: each set has its own request and concurrency budgets (server.maxConcurrent,
+// server.maxBodyBytesInFlight, server.maxResultBytesInFlight), and docs/deploy.md promises a
+// replica at most twice them during a reload. Reloads in quick succession would otherwise keep
+// a set live for each one still within its server.shutdownTimeout. The set being replaced still
+// finishing its requests is waited for, which is bounded by its own shutdown timeout (after
+// which retire ends them), rather than hurried: its calls keep the time they were promised.
+// The wait ends when ctx does (SIGTERM), and the reload is then refused as draining.
+func (g *gateway) awaitRoom(ctx context.Context, current *components) error {
+	var older []*components
+	var running int64
+	g.sets.each(func(c *components) {
+		if c != current {
+			older = append(older, c)
+			running += c.gate.inFlight()
+		}
+	})
+	if len(older) == 0 {
+		return nil
+	}
+	g.reloads.metrics.Waited()
+	g.log.Warn("reload waits for the configuration replaced by the last reload to finish its requests: a replica runs at most two configurations at once",
+		"requests", running)
+	for _, c := range older {
+		select {
+		case <-c.retired:
+		case <-ctx.Done():
+			return errDraining
+		}
+	}
 	return nil
 }
 

@@ -359,13 +359,16 @@ type components struct {
 	gate    gate
 	cancel  context.CancelFunc // ends the set's background work; nil until started
 	closing sync.Once
+	// retired is closed once the set, replaced, has been closed and forgotten (or the process
+	// stops): a reload waits on it to keep at most two sets live (reload.go, awaitRoom).
+	retired chan struct{}
 }
 
 // buildComponents builds the components of cfg on the process's shared parts. prev is the set
 // cfg replaces (nil at start-up): its issuers are taken over where their settings did not
 // change.
 func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components, err error) {
-	c = &components{cfg: cfg, gate: gate{drained: make(chan struct{})}}
+	c = &components{cfg: cfg, gate: gate{drained: make(chan struct{})}, retired: make(chan struct{})}
 	built := c
 	defer func() {
 		if err != nil {
@@ -692,6 +695,10 @@ func (g *gateway) registerEdgeMetrics() error {
 			Name: "mcp_gateway_result_bytes_in_flight",
 			Help: "Buffer memory held by backend responses being relayed (server.maxResultBytesInFlight).",
 		}, func() float64 { return float64(g.sets.resultBytesInFlight()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "mcp_gateway_config_live",
+			Help: "Configurations live on this replica: the one serving, and a replaced one while its requests finish (at most 2).",
+		}, func() float64 { return float64(g.sets.count()) }),
 	} {
 		if err := g.registry.Register(c); err != nil {
 			return err

@@ -285,6 +285,13 @@ func (l *liveSets) each(fn func(*components)) {
 	}
 }
 
+// count is the number of live sets.
+func (l *liveSets) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.sets)
+}
+
 func (l *liveSets) writeTimeouts() uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -391,36 +398,49 @@ func (g *gateway) activate(c, prev *components) {
 
 // retire waits until prev's requests have left, at most bound, then closes the connections of
 // those still running, and closes prev. It returns at once when the process stops (closeAll
-// then closes prev).
+// then closes prev). prev.retired is closed either way, before the health gauges are tidied
+// (which waits for a reload under way: that reload may be waiting on prev.retired).
 func (g *gateway) retire(prev *components, bound time.Duration) {
 	defer g.sets.retiring.Done()
+	if !g.drain(prev, bound) {
+		close(prev.retired)
+		return
+	}
+	g.sets.close(prev)
+	close(prev.retired)
+	g.forgetRemoved()
+}
+
+// drain closes prev's gate and waits until its requests have left, at most bound, then ends
+// those still running. It reports false when the process stopped meanwhile.
+func (g *gateway) drain(prev *components, bound time.Duration) bool {
 	prev.gate.close()
 	t := time.NewTimer(bound)
 	defer t.Stop()
 	select {
 	case <-prev.gate.drained:
+		return true
 	case <-g.sets.stopped:
-		return
+		return false
 	case <-t.C:
-		running := prev.gate.inFlight()
-		n := g.conns.cutHolding(prev, mcphttp.ErrReplaced)
-		g.log.Warn("requests of the previous configuration still running after server.shutdownTimeout: they are answered with an error, then their connections closed",
-			"requests", running, "connections", n)
-		if !g.awaitDrained(prev, min(shutdownAnswerGrace, bound/10)) {
-			g.conns.closeHolding(prev)
-		}
-		t.Reset(bound)
-		select {
-		case <-prev.gate.drained:
-		case <-g.sets.stopped:
-			return
-		case <-t.C:
-			g.log.Warn("requests of the previous configuration did not end with their connections; closing it anyway",
-				"requests", prev.gate.inFlight())
-		}
 	}
-	g.sets.close(prev)
-	g.forgetRemoved()
+	running := prev.gate.inFlight()
+	n := g.conns.cutHolding(prev, mcphttp.ErrReplaced)
+	g.log.Warn("requests of the previous configuration still running after server.shutdownTimeout: they are answered with an error, then their connections closed",
+		"requests", running, "connections", n)
+	if !g.awaitDrained(prev, min(shutdownAnswerGrace, bound/10)) {
+		g.conns.closeHolding(prev)
+	}
+	t.Reset(bound)
+	select {
+	case <-prev.gate.drained:
+	case <-g.sets.stopped:
+		return false
+	case <-t.C:
+		g.log.Warn("requests of the previous configuration did not end with their connections; closing it anyway",
+			"requests", prev.gate.inFlight())
+	}
+	return true
 }
 
 // awaitDrained waits at most d for prev's last request to leave, and reports whether it did.

@@ -21,14 +21,15 @@ import (
 //   - both are read as a model reads them, not by their code points: compatibility forms
 //     (fullwidth and mathematical letters, ligatures) normalised (NFKC) and case folded
 //     (foldText), so "ｒｅａｄ＿ｆｉｌｅ" or "𝐫𝐞𝐚𝐝𝐅𝐢𝐥𝐞" is "read_file", and letters of
-//     Cyrillic, Greek and Armenian that look like Latin letters or digits mapped to those
-//     (latinSkeleton), so "rеаd_filе" with Cyrillic е and а is "read_file" too;
+//     any script that look like Latin letters or digits mapped to those (latinSkeleton, after
+//     Unicode's confusables data), so "rеаd_filе" with Cyrillic е and а is "read_file" too;
 //   - names: the name split into lower-case word tokens (at any character that is not a letter
-//     or digit, at lower→upper case changes and at letter↔digit changes). Two names are near
-//     duplicates when their tokens are the same multiset ("read_file", "readFile",
-//     "file-read"), or when their tokens joined are at least shadowMinTypo characters long and
-//     equal after deleting at most one character from each ("read_file" and "raed_file",
-//     "read_files");
+//     or digit, at lower→upper case changes and at letter↔digit changes), the look-alikes
+//     within Latin and digits read as one (latinFamilies: 0 o, 1 i l, rn m, vv w, cl d). Two
+//     names are near duplicates when their tokens are the same multiset ("read_file",
+//     "readFile", "file-read"), when their tokens joined are equal ("l0g" and "log"), or when
+//     those are at least shadowMinTypo characters long and equal after deleting at most one
+//     character from each ("read_file" and "raed_file", "read_files");
 //   - descriptions: the description's lower-case words (runs of letters and digits) as word
 //     bigrams. Two descriptions of at least shadowMinWords words are near duplicates when at
 //     least shadowOverlap of the shorter one's bigrams are in the other's (the overlap
@@ -50,9 +51,14 @@ func toolSig(d *Definition) shadowSig {
 	obj, _ := d.Value.(map[string]any)
 	desc, _ := obj["description"].(string)
 	toks := nameTokens(d.Key)
+	// The joined name is read as a whole: "c1ose" is the words c, 1, ose, and reads as close.
+	joined := latinFamilies(strings.Join(toks, ""))
+	for i, t := range toks {
+		toks[i] = latinFamilies(t)
+	}
 	sorted := append([]string(nil), toks...)
 	sort.Strings(sorted)
-	return shadowSig{tokens: strings.Join(sorted, " "), joined: strings.Join(toks, ""), bigrams: wordBigrams(desc)}
+	return shadowSig{tokens: strings.Join(sorted, " "), joined: joined, bigrams: wordBigrams(desc)}
 }
 
 // foldText is s in NFKC form and case folded (NFKC_Casefold, but for default-ignorable code
@@ -107,6 +113,48 @@ func nameTokens(name string) []string {
 	return toks
 }
 
+// latinFamilies reads a case-folded word of a name as a reader does who cannot tell apart the
+// look-alikes within Latin letters and digits: 0 as o, 1 and i as l (a capital I, which folds
+// to i, reads as l), rn as m, vv as w and cl as d. So "fi1e_reader", "Iist_files" (capital I),
+// "get_rnodel" and "c1ose" compare as "file_reader", "list_files", "get_model" and "close"; the
+// first three pairs come from the ASCII rows of Unicode's confusables data (confusables.txt),
+// vv and cl are added. Two real tools whose names differ only so ("modem" and "modern") read
+// alike too: the one not pinned shadows the other, as any near duplicate does.
+func latinFamilies(w string) string {
+	if !strings.ContainsAny(w, "01icrv") {
+		return w
+	}
+	w = strings.Map(func(r rune) rune {
+		switch r {
+		case '0':
+			return 'o'
+		case '1', 'i':
+			return 'l'
+		}
+		return r
+	}, w)
+	if !strings.Contains(w, "rn") && !strings.Contains(w, "vv") && !strings.Contains(w, "cl") {
+		return w
+	}
+	var b strings.Builder
+	b.Grow(len(w))
+	for i := 0; i < len(w); i++ {
+		switch {
+		case strings.HasPrefix(w[i:], "rn"):
+			b.WriteByte('m')
+		case strings.HasPrefix(w[i:], "vv"):
+			b.WriteByte('w')
+		case strings.HasPrefix(w[i:], "cl"):
+			b.WriteByte('d')
+		default:
+			b.WriteByte(w[i])
+			continue
+		}
+		i++
+	}
+	return b.String()
+}
+
 // wordBigrams returns the distinct bigrams of the description's lower-case words (look-alike
 // letters mapped to Latin), none when it has fewer than shadowMinWords words.
 func wordBigrams(desc string) []string {
@@ -140,17 +188,21 @@ func oneDeletion(s string) []string {
 type shadowIndex struct {
 	byTokens  map[string][]string        // sorted name tokens → tool keys
 	byVariant map[string][]string        // joined name or a one-deletion variant → tool keys
+	byJoined  map[string][]string        // joined name, of any length → tool keys
 	byBigram  map[string][]string        // description bigram → tool keys
 	bigrams   map[string]map[string]bool // tool key → its bigrams
 }
 
 func newShadowIndex(tools map[string]*Definition) *shadowIndex {
-	x := &shadowIndex{byTokens: map[string][]string{}, byVariant: map[string][]string{},
+	x := &shadowIndex{byTokens: map[string][]string{}, byVariant: map[string][]string{}, byJoined: map[string][]string{},
 		byBigram: map[string][]string{}, bigrams: map[string]map[string]bool{}}
 	for key, d := range tools {
 		sig := toolSig(d)
 		if sig.tokens != "" {
 			x.byTokens[sig.tokens] = append(x.byTokens[sig.tokens], key)
+		}
+		if sig.joined != "" {
+			x.byJoined[sig.joined] = append(x.byJoined[sig.joined], key)
 		}
 		if len([]rune(sig.joined)) >= shadowMinTypo {
 			for _, v := range oneDeletion(sig.joined) {
@@ -174,6 +226,7 @@ func newShadowIndex(tools map[string]*Definition) *shadowIndex {
 func (x *shadowIndex) match(sig shadowSig) (string, bool) {
 	var found []string
 	found = append(found, x.byTokens[sig.tokens]...)
+	found = append(found, x.byJoined[sig.joined]...)
 	if len([]rune(sig.joined)) >= shadowMinTypo {
 		for _, v := range oneDeletion(sig.joined) {
 			found = append(found, x.byVariant[v]...)

@@ -1,0 +1,122 @@
+package authz
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+)
+
+// TestStreamsFollowTheIssuerAcrossAReload: a stream opened before a reload that changed its
+// issuer's settings waited on the old configuration's key set, which nothing fetched any more,
+// until that configuration retired: a key the issuer withdrew meanwhile did not end it. Once the
+// new configuration serves (Replaces), the old streams follow the issuer's live key set: the
+// new configuration's fetch that finds a key withdrawn ends the old streams of that key, and
+// only those. An issuer the new configuration no longer has ends its old streams at once.
+func TestStreamsFollowTheIssuerAcrossAReload(t *testing.T) {
+	for _, fetchedFirst := range []bool{true, false} {
+		t.Run(fmt.Sprintf("issuer changed, keys fetched before it serves %v", fetchedFirst), func(t *testing.T) {
+			streamsFollowChangedIssuer(t, fetchedFirst)
+		})
+	}
+	t.Run("issuer removed", func(t *testing.T) {
+		clk := newClock()
+		iss, other := startIssuer(t, clk), startIssuer(t, clk)
+		old := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}}, clk)
+		long := devissuer.Claims{"exp": clk.Now().Add(24 * time.Hour).Unix()}
+		p := wantAuth(t, old, mint(t, iss, long), nil, ReasonNone)
+		stream, end := old.UntilRefused(context.Background(), p)
+		defer end()
+		next, err := NewAuthenticator(Config{Issuers: []IssuerConfig{{Issuer: other.URL()}}},
+			Options{ResourceURI: testResource, Now: clk.Now, Previous: old})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer next.Close()
+		if stream.Err() != nil {
+			t.Fatal("building a configuration ended a stream before it served")
+		}
+		next.Replaces(old)
+		select {
+		case <-stream.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatal("a stream of an issuer the configuration no longer trusts goes on")
+		}
+		if ctx, end := old.UntilRefused(context.Background(), p); ctx.Err() == nil {
+			end()
+			t.Fatal("the replaced configuration opened a stream for an issuer no longer trusted")
+		} else {
+			end()
+		}
+	})
+}
+
+// streamsFollowChangedIssuer is the changed-issuer case; fetchedFirst says the new configuration
+// had its keys before it replaced the old one (as a reload has), or fetched them only after.
+func streamsFollowChangedIssuer(t *testing.T, fetchedFirst bool) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	old := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}}, clk)
+	long := devissuer.Claims{"exp": clk.Now().Add(24 * time.Hour).Unix()}
+	_, withdrawn := iss.Kids()
+	pRS := wantAuth(t, old, mint(t, iss, long), nil, ReasonNone)
+	esTok, err := iss.MintAlg(devissuer.ES256, long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pES := wantAuth(t, old, esTok, nil, ReasonNone)
+	streamRS, endRS := old.UntilRefused(context.Background(), pRS)
+	defer endRS()
+	streamES, endES := old.UntilRefused(context.Background(), pES)
+	defer endES()
+
+	// The reload changes the issuer's settings: it gets a key set of its own.
+	changed := Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}, ClockSkew: DefaultClockSkew + time.Second}
+	next, err := NewAuthenticator(changed, Options{ResourceURI: testResource, Now: clk.Now, Previous: old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	if next.issuers[iss.URL()] == old.issuers[iss.URL()] {
+		t.Fatal("the changed issuer was taken over: the test needs a new key set")
+	}
+	if fetchedFirst {
+		if err := next.FetchKeys(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next.Replaces(old)
+	if err := next.FetchKeys(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if streamRS.Err() != nil || streamES.Err() != nil {
+		t.Fatal("a reload whose key set has every key ended a stream")
+	}
+
+	// The issuer rotates: a new key signs, the old RS256 key is withdrawn.
+	if _, err := iss.Rotate(devissuer.RotateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := iss.Withdraw(withdrawn); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(DefaultJWKSMaxAge + time.Second)
+	wantAuth(t, next, mint(t, iss, long), nil, ReasonNone) // the new set's fetch finds it gone
+	select {
+	case <-streamRS.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a stream opened before the reload goes on after its key was withdrawn")
+	}
+	if streamES.Err() != nil {
+		t.Fatal("a stream of a key still published ended")
+	}
+	// An old request opening a stream now with the withdrawn key's token gets none that lasts.
+	if ctx, end := old.UntilRefused(context.Background(), pRS); ctx.Err() == nil {
+		end()
+		t.Fatal("the replaced configuration opened a stream for a withdrawn key's token")
+	} else {
+		end()
+	}
+}
