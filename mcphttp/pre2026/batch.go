@@ -138,7 +138,8 @@ func (q *clientReq) batchItems() ([]batchItem, error) {
 	}
 	h := q.in.Header()
 	for name := range h {
-		if name == mcpheader.Method || name == mcpheader.Name || strings.HasPrefix(name, mcpheader.ParamPrefix) {
+		if name == mcpheader.Method || name == mcpheader.Name || strings.HasPrefix(name, mcpheader.ParamPrefix) ||
+			mcpheader.ReadsAs(name) != "" {
 			return nil, jsonrpc.NewError(jsonrpc.CodeHeaderMismatch,
 				"Header mismatch: "+name+" cannot mirror the several messages of a batch")
 		}

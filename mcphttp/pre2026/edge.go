@@ -272,9 +272,13 @@ func (e *Edge) servedVersions() string {
 // gateway may route on them, and what that reads must be what the gateway serves. A
 // contradiction is an HTTP error, as intermediaries must answer header-validation failures
 // (SEP-2243). Here the Mcp-Param-* headers are checked for form and method; the request this
-// edge builds carries them, and stage bind-headers holds each to its argument.
+// edge builds carries them, and stage bind-headers holds each to its argument. A header named as
+// one of these with '_' for '-', which some servers read as that header, is refused first.
 func (q *clientReq) checkMirrors() error {
 	h := q.in.Header()
+	if err := mcphttp.CheckHeaderNames(h); err != nil {
+		return err
+	}
 	if err := mcphttp.CheckParamSyntax(h, q.msg.Method); err != nil {
 		return err
 	}

@@ -89,3 +89,37 @@ func TestLegacyBatchParamHeadersRefused(t *testing.T) {
 		t.Fatalf("the backend got %d calls", n)
 	}
 }
+
+// TestLegacyHeaderNamesReadAsMirrors: a pre-2026 client's header named as Mcp-Method, Mcp-Name,
+// MCP-Protocol-Version or an Mcp-Param-* with '_' for '-', which servers exposing headers as CGI
+// or WSGI variables read as that header, is refused as a 2026-07-28 client's is, on a single
+// request and on a 2025-03-26 batch (TestHeaderNamesReadAsMirrors in package mcphttp).
+func TestLegacyHeaderNamesReadAsMirrors(t *testing.T) {
+	be := mcptest.StartServer(t, "be", mcptest.WithRegionTool())
+	gw, _ := startLegacyGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"be__region","arguments":{"region":"eu-west"}}}`
+	for _, v := range []string{"2025-11-25", "2025-03-26"} {
+		sid, _ := legacyInit(t, gw.URL, v, `{}`)
+		version := v
+		if v == "2025-03-26" {
+			version = "" // its clients send no MCP-Protocol-Version
+		}
+		for _, name := range []string{"Mcp_Method", "Mcp_Name", "MCP_Protocol_Version", "Mcp_Param_Region", "mcp-param_region"} {
+			for _, b := range []string{call, "[" + call + "]"} {
+				if b[0] == '[' && v != "2025-03-26" {
+					continue
+				}
+				be.Reset()
+				h := legacyHeaders(version, sid)
+				h[name] = []string{"us-east"}
+				r := do(t, "POST", gw.URL, h, b)
+				if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "-32020") {
+					t.Errorf("%s, %s, %.1s: %d %s, want 400 -32020", v, name, b, r.Status, r.Body)
+				}
+				if n := len(be.RequestsOf("tools/call")); n != 0 {
+					t.Errorf("%s, %s: the backend got %d calls", v, name, n)
+				}
+			}
+		}
+	}
+}
