@@ -108,7 +108,8 @@ func lookupMethod(table map[string]*handler, method string) (*handler, error) {
 }
 
 // checkHeaders is stage headers: Mcp-Method and Mcp-Name against the body (SEP-2243), the base64
-// sentinel decoded first, and every Mcp-Param-* header once and validly encoded. Those are
+// sentinel decoded first, no Mcp-Name on a method that names nothing, and every Mcp-Param-*
+// header once and validly encoded. Those are
 // checked against the arguments once the tool is routed and authorized (stage bind-headers),
 // since that needs the tool's definition.
 func checkHeaders(h http.Header, hd *handler, method string, p *jsonrpc.Params) error {
@@ -129,6 +130,12 @@ func checkHeaders(h http.Header, hd *handler, method string, p *jsonrpc.Params) 
 			" does not match body value " + quote(method))
 	}
 	if hd.nameParam == "" {
+		// Mcp-Name mirrors the name or URI of the three methods that have one (SEP-2243): on
+		// any other it mirrors nothing the gateway could compare, and whatever sits in front of
+		// the gateway must not read it as naming what the request is about.
+		if len(h.Values(mcpheader.Name)) > 0 {
+			return headerMismatch("Header mismatch: Mcp-Name header is present but " + method + " names nothing")
+		}
 		return nil
 	}
 	if err := hd.requireName(p); err != nil {

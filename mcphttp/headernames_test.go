@@ -60,3 +60,34 @@ func TestHeaderNamesReadAsMirrors(t *testing.T) {
 		})
 	}
 }
+
+// TestNameHeaderOnlyWhereItMirrors: Mcp-Name mirrors the name or URI of a tools/call, prompts/get
+// or resources/read (SEP-2243). On any other method it mirrors nothing the gateway could compare
+// it with, so it is refused with 400/-32020 rather than left for an intermediary in front of the
+// gateway to act on: a completion of one prompt passing as a request about another, a list
+// passing as a call. The pre-2026 edge refuses it alike. Before, a 2026-07-28 request carried it
+// unchecked.
+func TestNameHeaderOnlyWhereItMirrors(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw := startGateway(t, Config{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	for _, tt := range []struct{ method, extra string }{
+		{"completion/complete", `,"ref":{"type":"ref/prompt","name":"be__greet"},"argument":{"name":"name","value":"A"}`},
+		{"tools/list", ""},
+		{"prompts/list", ""},
+		{"server/discover", ""},
+	} {
+		t.Run(tt.method, func(t *testing.T) {
+			be.Reset()
+			r := do(t, "POST", gw.URL, with(modern(tt.method, ""), "Mcp-Name", "be__echo"), body(tt.method, tt.extra))
+			if r.Status != http.StatusBadRequest || r.RPC.Error == nil || r.RPC.Error.Code != -32020 {
+				t.Fatalf("%d %s, want 400 -32020", r.Status, r.Body)
+			}
+			if n := len(be.RequestsOf(tt.method)); n != 0 {
+				t.Fatalf("the backend got %d requests", n)
+			}
+			if r := do(t, "POST", gw.URL, modern(tt.method, ""), body(tt.method, tt.extra)); r.Status != http.StatusOK || r.RPC.Error != nil {
+				t.Fatalf("without the header: %d %s", r.Status, r.Body)
+			}
+		})
+	}
+}
