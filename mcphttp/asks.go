@@ -125,9 +125,14 @@ func (c *interceptor) checkAnswer(ctx context.Context, x *request, ac *askChecks
 	if err == nil {
 		payload, err = intercept.AnswerPayload(x.in.req.Method, params, res)
 	}
+	if err == nil {
+		// Held to the rule of stage intercept's payloads: nothing parsers read as different
+		// values is put to an interceptor.
+		err = readAlike(payload)
+	}
 	if err != nil {
-		// The params were decoded strictly, so this does not happen; if it did, nothing
-		// unchecked would pass: the answer is not given and the result is withheld.
+		// The params were decoded strictly, so only an answer parsers read differently gets
+		// here; nothing unchecked passes: the answer is not given and the result is withheld.
 		ac.broken = err
 		return jsonrpc.NewError(jsonrpc.CodeInternalError, "the gateway's interceptors could not decide")
 	}

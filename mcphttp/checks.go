@@ -108,10 +108,14 @@ func lookupMethod(table map[string]*handler, method string) (*handler, error) {
 }
 
 // checkHeaders is stage headers: Mcp-Method and Mcp-Name against the body (SEP-2243), the base64
-// sentinel decoded first, and every Mcp-Param-* header once and validly encoded. Those are
+// sentinel decoded first, no Mcp-Name on a method that names nothing, and every Mcp-Param-*
+// header once and validly encoded. Those are
 // checked against the arguments once the tool is routed and authorized (stage bind-headers),
 // since that needs the tool's definition.
 func checkHeaders(h http.Header, hd *handler, method string, p *jsonrpc.Params) error {
+	if err := checkHeaderNames(h); err != nil {
+		return err
+	}
 	if err := checkParamSyntax(h, method); err != nil {
 		return err
 	}
@@ -126,6 +130,12 @@ func checkHeaders(h http.Header, hd *handler, method string, p *jsonrpc.Params) 
 			" does not match body value " + quote(method))
 	}
 	if hd.nameParam == "" {
+		// Mcp-Name mirrors the name or URI of the three methods that have one (SEP-2243): on
+		// any other it mirrors nothing the gateway could compare, and whatever sits in front of
+		// the gateway must not read it as naming what the request is about.
+		if len(h.Values(mcpheader.Name)) > 0 {
+			return headerMismatch("Header mismatch: Mcp-Name header is present but " + method + " names nothing")
+		}
 		return nil
 	}
 	if err := hd.requireName(p); err != nil {
@@ -137,6 +147,23 @@ func checkHeaders(h http.Header, hd *handler, method string, p *jsonrpc.Params) 
 	}
 	return CheckNameHeader(h, want, true)
 }
+
+// checkHeaderNames refuses a header that is named as one of those stage headers compares with
+// the body, but with '_' for '-' (mcpheader.ReadsAs): servers that expose headers as CGI or WSGI
+// variables read the two as one header, so an intermediary of that kind in front of the gateway
+// could route on a value the gateway never compared with the body.
+func checkHeaderNames(h http.Header) error {
+	for k := range h {
+		if as := mcpheader.ReadsAs(k); as != "" {
+			return headerMismatch("Header mismatch: the " + quote(k) + " header reads as " + as +
+				" to servers that take '_' for '-' in header names")
+		}
+	}
+	return nil
+}
+
+// CheckHeaderNames is checkHeaderNames for another edge, whose client may send such a header too.
+func CheckHeaderNames(h http.Header) error { return checkHeaderNames(h) }
 
 // CheckNameHeader checks the Mcp-Name header against want, the name or URI of the body, the base64
 // sentinel decoded first. required refuses a missing header; without it only a present header

@@ -226,7 +226,7 @@ func (in *Incoming) Run(m *Inner, out Sink) error {
 	if m.AwaitDecision > 0 {
 		ctx = context.WithValue(ctx, awaitDecisionKey{}, m.AwaitDecision)
 	}
-	y.ctx, y.hdr = ctx, traceHeadersAsSent(x.r.Header)
+	y.ctx, y.hdr = ctx, withParamHeadersOf(traceHeadersAsSent(x.r.Header), x.r.Header)
 	y.in.req = &jsonrpc.Request{ID: m.ID, Method: m.Method, Params: m.Params}
 	y.in.params, y.in.meta = m.Parsed, m.Meta
 	err := x.s.run(y)

@@ -9,6 +9,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
+	"github.com/mcp-gateway/gateway/mrtr"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -48,6 +49,9 @@ func (c *interceptor) request(x *request) (done bool, err error) {
 		if err != nil {
 			return false, err
 		}
+		if err := readAlike(payload); err != nil {
+			return false, err
+		}
 		v := c.set.Run(x.ctx, p, c.call(x, payload))
 		if v.Blocked {
 			return true, c.refuse(x, intercept.PhaseRequest, &v, nil)
@@ -68,6 +72,22 @@ func (c *interceptor) request(x *request) (done bool, err error) {
 		slog.String("request_id", x.requestID), slog.String("name", railName(x)))
 	return true, c.refusal(x, intercept.PhaseRequest, "The call to "+x.route.name+
 		" was refused: the gateway's interceptors kept changing it into other calls; it was not run.", "")
+}
+
+// readAlike refuses a request-phase payload that JSON parsers read as different values, before
+// an interceptor judges it: an integer literal beyond ±2^53 or a fraction or exponent no double
+// says as written, which a decoder into doubles (JavaScript's JSON.parse, Go's interface{})
+// reads as a neighbour and a decoder into integers or decimals exactly, and a string with a
+// lone surrogate escape (U+FFFD to Go, the surrogate itself to JavaScript and Python). The
+// interceptor would allow or mutate the value its parser reads while the backend acts on the
+// value its own reads. The rule is a confirmation's (mrtr.DigestConfirmable), for the same
+// reason: the judge's reading must be the backend's, whichever parsers the two use.
+func readAlike(payload []byte) error {
+	if _, err := mrtr.DigestConfirmable(payload); err != nil {
+		return invalidParams("Invalid params: the call cannot be put to the gateway's interceptors: " +
+			strings.TrimPrefix(err.Error(), mrtr.ErrInvalidArguments.Error()+": "))
+	}
+	return nil
 }
 
 // shownParams are x's params as the interceptors are shown them in the call's request phase, its

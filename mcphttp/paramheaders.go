@@ -46,6 +46,27 @@ func checkParamSyntax(h http.Header, method string) error {
 	return nil
 }
 
+// CheckParamSyntax is checkParamSyntax for another edge, whose client's Mcp-Param-* headers the
+// request it builds carries (Incoming.Run): each once, validly encoded, and only on a tools/call.
+func CheckParamSyntax(h http.Header, method string) error { return checkParamSyntax(h, method) }
+
+// withParamHeadersOf returns dst with the Mcp-Param-* headers of src added (dst made when nil
+// and there are any): the headers of a request another edge built, whose client's Mcp-Param-*
+// headers stage bind-headers holds to the arguments as it holds a 2026-07-28 client's. What sits
+// between that client and the gateway may route on them as on any other client's.
+func withParamHeadersOf(dst, src http.Header) http.Header {
+	for k, vs := range src {
+		if !strings.HasPrefix(k, mcpheader.ParamPrefix) {
+			continue
+		}
+		if dst == nil {
+			dst = make(http.Header, 2)
+		}
+		dst[k] = vs
+	}
+	return dst
+}
+
 // unboundParamHeader is the refusal of an Mcp-Param-* header k on a request of a method other
 // than tools/call, which has no arguments to mirror.
 func unboundParamHeader(k, method string) error {
@@ -75,9 +96,10 @@ func refuseParamHeaders(h http.Header) error {
 // decides whether the tool is listed at all (listedEntry, listed.go): a call fails with the
 // fetch's error when it cannot be had, so neither a name nor a header is forwarded unchecked.
 //
-// A request another edge built (internal), or whose params an interceptor replaced (mutated),
-// carries no Mcp-Param-* header of its client's: the headers are derived from its arguments
-// instead, so a 2026-07-28 backend gets what it requires.
+// A request another edge built (internal) need not carry a header (a pre-2026 client owes none),
+// but one its client sent is checked as above; a request whose params an interceptor replaced
+// (mutated) carries no Mcp-Param-* header of its client's. The headers missing are derived from
+// the arguments, so a 2026-07-28 backend gets what it requires.
 func (x *request) bindParamHeaders(target upstreams.Target) error {
 	headers := countParamHeaders(x.hdr)
 	th, err := listedEntry(x, target)

@@ -120,7 +120,7 @@ func TestInvalidResultShapesRefused(t *testing.T) {
 			}
 			extra, name := `,"name":"be__t","arguments":{}`, "be__t"
 			if tt.method == "completion/complete" {
-				extra, name = `,"ref":{"type":"ref/prompt","name":"be__t"},"argument":{"name":"a","value":"b"}`, "be__t"
+				extra, name = `,"ref":{"type":"ref/prompt","name":"be__t"},"argument":{"name":"a","value":"b"}`, ""
 			}
 			body := `{"jsonrpc":"2.0","id":1,"method":"` + tt.method + `","params":{` + meta + extra + `}}`
 			r := mcptest.Do(t, http.MethodPost, url, mcptest.RequestHeaders(tt.method, name), body)

@@ -74,6 +74,49 @@ func DecodeName(v string) (string, error) {
 	return v, nil
 }
 
+// ReadsAs names the header, among those the gateway compares with the body, that name reads as
+// where '_' and '-' are one character and case does not count: servers that expose headers as
+// CGI or WSGI variables (HTTP_MCP_METHOD) read "Mcp_Method" and "Mcp-Method" as one header. It
+// returns ProtocolVersion, Method, Name, or ParamPrefix followed by "*" for a name whose prefix
+// reads as ParamPrefix; "" for a name without '_' (the header itself, or none of them) and for
+// one that reads as none of them. An Mcp-Param-* name with '_' only after the prefix reads as
+// itself: that part names the argument, as its tool spells it.
+func ReadsAs(name string) string {
+	if strings.IndexByte(name, '_') < 0 {
+		return ""
+	}
+	for _, h := range [...]string{ProtocolVersion, Method, Name} {
+		if sameUnderscored(name, h) {
+			return h
+		}
+	}
+	if p := len(ParamPrefix); len(name) > p && strings.IndexByte(name[:p], '_') >= 0 && sameUnderscored(name[:p], ParamPrefix) {
+		return ParamPrefix + "*"
+	}
+	return ""
+}
+
+// sameUnderscored reports whether a and b (ASCII header names) are one name with '_' read as '-'
+// and letters compared without case.
+func sameUnderscored(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if x == '_' {
+			x = '-'
+		}
+		if y == '_' {
+			y = '-'
+		}
+		if x|0x20 != y|0x20 || (x|0x20 < 'a' || x|0x20 > 'z') && x != y {
+			return false
+		}
+	}
+	return true
+}
+
 func isSentinel(v string) bool {
 	return strings.HasPrefix(v, sentinelPrefix) && strings.HasSuffix(v, sentinelSuffix) &&
 		len(v) >= len(sentinelPrefix)+len(sentinelSuffix)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/mcp-gateway/gateway/internal/era"
@@ -136,8 +137,9 @@ func (q *clientReq) batchItems() ([]batchItem, error) {
 			"MCP 2025-03-26; this session negotiated "+q.version+", which takes one message per POST")
 	}
 	h := q.in.Header()
-	for _, name := range []string{mcpheader.Method, mcpheader.Name} {
-		if len(h.Values(name)) > 0 {
+	for name := range h {
+		if name == mcpheader.Method || name == mcpheader.Name || strings.HasPrefix(name, mcpheader.ParamPrefix) ||
+			mcpheader.ReadsAs(name) != "" {
 			return nil, jsonrpc.NewError(jsonrpc.CodeHeaderMismatch,
 				"Header mismatch: "+name+" cannot mirror the several messages of a batch")
 		}

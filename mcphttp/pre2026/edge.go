@@ -267,12 +267,21 @@ func (e *Edge) servedVersions() string {
 	return out
 }
 
-// checkMirrors checks the 2026-07-28 Mcp-Method and Mcp-Name headers whenever a pre-2026 client
-// sends them: they are not its protocol, but something between it and the gateway may route on
-// them, and what that reads must be what the gateway serves. A contradiction is an HTTP error,
-// as intermediaries must answer header-validation failures (SEP-2243).
+// checkMirrors checks the 2026-07-28 Mcp-Method, Mcp-Name and Mcp-Param-* headers whenever a
+// pre-2026 client sends them: they are not its protocol, but something between it and the
+// gateway may route on them, and what that reads must be what the gateway serves. A
+// contradiction is an HTTP error, as intermediaries must answer header-validation failures
+// (SEP-2243). Here the Mcp-Param-* headers are checked for form and method; the request this
+// edge builds carries them, and stage bind-headers holds each to its argument. A header named as
+// one of these with '_' for '-', which some servers read as that header, is refused first.
 func (q *clientReq) checkMirrors() error {
 	h := q.in.Header()
+	if err := mcphttp.CheckHeaderNames(h); err != nil {
+		return err
+	}
+	if err := mcphttp.CheckParamSyntax(h, q.msg.Method); err != nil {
+		return err
+	}
 	method, ok, err := mcphttp.HeaderValue(h, mcpheader.Method)
 	if err != nil {
 		return err
