@@ -42,6 +42,9 @@ const (
 	maxUsed = 100000
 	// maxReplyWorkers bounds the forwarded answers a replica checks and acknowledges at once.
 	maxReplyWorkers = 64
+	// resendEvery is how often a forwarded answer goes again while no acknowledgement came
+	// back (forward): a subscription dropped and made again takes about a tenth of a second.
+	resendEvery = 250 * time.Millisecond
 )
 
 // Errors of the asks. The edge maps them to what the client sees.
@@ -205,9 +208,11 @@ type asks struct {
 	// gone holds the replicas whose acknowledgement never came, until when they are taken for
 	// gone.
 	gone map[[16]byte]time.Time
-	// used holds the answer ids known used, by r; usedOrder holds them too, as a ring whose
-	// oldest entry is at usedHead once it is full (markUsedLocked).
-	used      map[[16]byte]struct{}
+	// used holds the answer ids known used, by r, each with the correlation id of the forward
+	// that brought the answer that used it (zero when none, or learnt from another replica);
+	// usedOrder holds them too, as a ring whose oldest entry is at usedHead once it is full
+	// (markUsedLocked).
+	used      map[[16]byte][16]byte
 	usedOrder [][16]byte
 	usedHead  int
 	// running holds the pre-2026 requests in progress on this replica, for cancellation.
@@ -260,7 +265,7 @@ func newAsks(cfg asksConfig, sealer *seal.Sealer, notices store.Notices, m *metr
 		forwardsOf:     map[string]int{},
 		forwarding:     map[[16]byte]bool{},
 		gone:           map[[16]byte]time.Time{},
-		used:           map[[16]byte]struct{}{},
+		used:           map[[16]byte][16]byte{},
 		running:        map[runKey][]*runEntry{},
 	}
 	b.topic = replyTopic(b.replica)
@@ -638,7 +643,7 @@ func (b *asks) deliver(ctx context.Context, sess *legacysession.Session, caller 
 		return errBadAnswer
 	}
 	if c.replica == b.replica {
-		if !b.accept(c, msg.Result, msg.Error, false) {
+		if !b.accept(c, msg.Result, msg.Error, nil) {
 			return errBadAnswer
 		}
 		return nil
@@ -676,14 +681,16 @@ func (b *asks) checkAnswer(id, binding string) (*answerClaims, error) {
 // accept hands an answer to the round waiting for it. It reports false, and changes nothing,
 // when no waiter of this replica is waiting under c.r for this session before its deadline,
 // or when the result is not a valid answer to the request (the client may then answer again).
-func (b *asks) accept(c *answerClaims, result json.RawMessage, rpcErr *jsonrpc.Error, remote bool) bool {
+// corr is the correlation id of the forward that brought it from another replica, nil when the
+// client POSTed it here; the id is recorded used under it (takeForwarded).
+func (b *asks) accept(c *answerClaims, result json.RawMessage, rpcErr *jsonrpc.Error, corr *[16]byte) bool {
 	b.mu.Lock()
 	w := b.waiters[c.r]
 	b.mu.Unlock()
 	if w == nil || w.binding != c.binding || !b.now().Before(w.deadline) {
 		return false
 	}
-	a := askAnswer{idx: w.idx, remote: remote}
+	a := askAnswer{idx: w.idx, remote: corr != nil}
 	if rpcErr != nil {
 		e := *rpcErr
 		e.Data = bytes.Clone(e.Data)
@@ -703,7 +710,11 @@ func (b *asks) accept(c *answerClaims, result json.RawMessage, rpcErr *jsonrpc.E
 	}
 	delete(b.waiters, c.r)
 	b.releaseLocked(w.binding, w.caller, 1)
-	b.markUsedLocked(c.r)
+	var by [16]byte
+	if corr != nil {
+		by = *corr
+	}
+	b.markUsedLocked(c.r, by)
 	b.mu.Unlock()
 	w.answers <- a
 	b.publishUsed(c)
@@ -784,11 +795,12 @@ func (b *asks) isUsed(c *answerClaims) bool {
 	return ok
 }
 
-// markUsedLocked records r as used, within maxUsed entries: the one recorded longest ago goes
+// markUsedLocked records r as used, by the forward whose correlation id is corr (zero when
+// none, or not known), within maxUsed entries: the one recorded longest ago goes
 // to make room, in constant time (the asking replica refuses a replay of it all the same; only
 // the Redis round trip is not saved). An id is refused past its deadline whether it is recorded
 // or not, so none needs to be kept longer. b.mu is held.
-func (b *asks) markUsedLocked(r [16]byte) {
+func (b *asks) markUsedLocked(r, corr [16]byte) {
 	if _, ok := b.used[r]; ok {
 		return
 	}
@@ -799,7 +811,7 @@ func (b *asks) markUsedLocked(r [16]byte) {
 		b.usedOrder[b.usedHead] = r
 		b.usedHead = (b.usedHead + 1) % maxUsed
 	}
-	b.used[r] = struct{}{}
+	b.used[r] = corr
 }
 
 // publishUsed tells the other replicas that the id c names is used, best effort and in the
@@ -833,6 +845,6 @@ func (b *asks) onUsed(msg []byte) {
 		return
 	}
 	b.mu.Lock()
-	b.markUsedLocked(r)
+	b.markUsedLocked(r, [16]byte{})
 	b.mu.Unlock()
 }

@@ -182,7 +182,12 @@ func newRouteTransport(t *testing.T, get string) *routeTransport {
 // notices) and the session key ring, as replicas behind a load balancer do.
 func twoReplicas(t *testing.T, be *mcptest.Server) (a, b *testGateway, sa, sb *Edge) {
 	t.Helper()
-	redis := testredis.Start(t)
+	return twoReplicasOn(t, testredis.Start(t), be)
+}
+
+// twoReplicasOn is twoReplicas sharing redis, which the test may act on.
+func twoReplicasOn(t *testing.T, redis *testredis.Server, be *mcptest.Server) (a, b *testGateway, sa, sb *Edge) {
+	t.Helper()
 	stores := make([]*store.Redis, 2)
 	for i := range stores {
 		r, err := store.NewRedis(store.RedisConfig{URL: redis.URL()})
