@@ -89,12 +89,12 @@ func (b *asks) forward(ctx context.Context, c *answerClaims, id, binding, caller
 	for {
 		select {
 		case ok := <-ack: // before anything else: it may have come while a resend was published
-			return b.acknowledged(c, ok)
+			return b.acknowledged(c, caller, ok)
 		default:
 		}
 		select {
 		case ok := <-ack:
-			return b.acknowledged(c, ok)
+			return b.acknowledged(c, caller, ok)
 		case <-resend.C:
 			// Once taken the answer is acknowledged again; a failure here is one copy fewer.
 			if err := b.notices.Publish(wait, topic, payload); err != nil && wait.Err() == nil {
@@ -113,14 +113,14 @@ func (b *asks) forward(ctx context.Context, c *answerClaims, id, binding, caller
 	}
 }
 
-// acknowledged ends a forward the asking replica answered: ok, it took the answer, whose id
-// is known used from now on.
-func (b *asks) acknowledged(c *answerClaims, ok bool) error {
+// acknowledged ends a forward of caller's answer the asking replica answered: ok, it took the
+// answer, whose id is known used from now on.
+func (b *asks) acknowledged(c *answerClaims, caller string, ok bool) error {
 	if !ok {
 		return errBadAnswer
 	}
 	b.mu.Lock()
-	b.markUsedLocked(c.r, [16]byte{})
+	b.markUsedLocked(c.r, [16]byte{}, callerTag(caller))
 	b.mu.Unlock()
 	return nil
 }
@@ -179,12 +179,7 @@ func (b *asks) takeForwarded(ctx context.Context, n *replyNotice, corr [16]byte)
 		if (n.Result == nil) != (n.Error == nil) && b.now().Before(time.UnixMilli(n.Until)) {
 			took = b.accept(c, n.Result, n.Error, &corr)
 		}
-		if !took {
-			b.mu.Lock()
-			by, used := b.used[c.r]
-			b.mu.Unlock()
-			took = used && by == corr
-		}
+		took = took || b.usedBy(c.r, corr)
 	}
 	ack, err := json.Marshal(replyNotice{Type: noticeAck, Corr: n.Corr, OK: took})
 	if err != nil {
