@@ -14,6 +14,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
+	"github.com/mcp-gateway/gateway/mcphttp"
 )
 
 // droppingNotices publishes like its store, except the first notice of kind, which it
@@ -88,7 +89,7 @@ func testAnswerSurvivesDrop(t *testing.T, kind string) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "got " + name}}}, nil
 		}))
 	srv := testredis.Start(t)
-	a, b, sa, sb := twoReplicasOn(t, srv, be)
+	a, b, sa, sb := twoReplicasOn(t, srv, be, mcphttp.Config{})
 	raw := rawRedis(t, srv)
 	prefix := store.RedisConfig{}.KeyPrefixOrDefault() + "notice:"
 	for _, e := range []*Edge{sa, sb} {
