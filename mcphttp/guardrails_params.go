@@ -3,6 +3,7 @@ package mcphttp
 import (
 	"strings"
 
+	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
@@ -24,7 +25,10 @@ import (
 // read so; trace context is forwarded as the gateway validated it, from the client's headers
 // or its _meta, in the backend's _meta and headers alike, and read as that (traceMeta). A key
 // of the protocol's namespace the gateway does not know is read as the client's own: the
-// backend gets it as it was sent.
+// backend gets it as it was sent. A request routed to a backend configured to speak a pre-2026
+// revision is read as that backend receives it (era.ToLegacyRequest): without the MRTR members
+// and the _meta keys of the 2026-07-28 shape, which it never sees (legacy). One whose era was
+// learnt is read in full: a later answer may change its era before the request goes out.
 
 // skippedParams are the members of params the argument detectors leave alone: the arguments,
 // scanned on their own, and the requestState. A call's name is left alone too (skipCallParam).
@@ -50,6 +54,9 @@ type paramsScan struct {
 	uri uriScan
 	// scanned is railer.uriScanned (nil but in tests).
 	scanned func(backendURI string)
+	// legacy: the request goes to a backend configured to speak a pre-2026 revision, which
+	// receives none of the members era.ToLegacyRequest strips; they are not read.
+	legacy bool
 }
 
 // checkParams runs the argument detectors over the members of x's params described above.
@@ -62,6 +69,7 @@ func (g *railer) checkParams(x *request, rule *guardrails.Rule, rep *guardrails.
 	if x.route.kind == upstreams.KindResource {
 		ps.backendURI, ps.uri = x.route.upstreamName, x.route.uriScan
 	}
+	ps.legacy = x.route.upstream != "" && g.backends != nil && g.backends.PinnedLegacy(x.route.upstream)
 	ps.traceMeta(x)
 	skip := skipParam
 	if x.in.h.nameParam == "name" {
@@ -132,7 +140,7 @@ func (ps *paramsScan) members(obj []byte, prefix string, skip func([]byte) bool)
 		if prefix == "" && ps.routed(key) {
 			return ps.routedMember(val, key)
 		}
-		if skip(key) {
+		if skip(key) || ps.strippedForLegacy(key, prefix) {
 			return nil
 		}
 		var nv []byte
@@ -164,6 +172,22 @@ func (ps *paramsScan) members(obj []byte, prefix string, skip func([]byte) bool)
 		}
 	}
 	return out, len(changes) > 0, err
+}
+
+// strippedForLegacy reports whether the member key of the object at path prefix is one a
+// pre-2026 backend never receives, for a request that goes to one (legacy): a finding there
+// must not refuse a call the backend would get without it.
+func (ps *paramsScan) strippedForLegacy(key []byte, prefix string) bool {
+	if !ps.legacy {
+		return false
+	}
+	switch prefix {
+	case "":
+		return era.StrippedForLegacy(string(key))
+	case "/_meta":
+		return era.IsModernMetaKey(string(key))
+	}
+	return false
 }
 
 // memberName runs the argument detectors over key, the name of a member of the object at path

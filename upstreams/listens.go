@@ -52,8 +52,9 @@ func (r *Registry) Listen(ctx context.Context, id, params json.RawMessage, hdr h
 	return r.listens.Listen(ctx, id, params, hdr, visible, emit)
 }
 
-// listenSource is what listens need of r's backends.
-func (r *Registry) listenSource() *listen.Source {
+// listenSource is what listens need of r's backends (a function, not a method: Registry's
+// methods are its API).
+func listenSource(r *Registry) *listen.Source {
 	return &listen.Source{Backends: r.backends, Names: r.ns, Log: r.log, Now: r.now, Results: r.results,
 		Discover: func(ctx context.Context, hdr http.Header) []*backend.Discovered {
 			ds, _ := r.discoverAll(ctx, hdr)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/catalog"
@@ -85,9 +86,12 @@ type Options struct {
 
 // Registry is the set of configured backends. It is safe for concurrent use.
 type Registry struct {
-	ns             *names.Space
-	backends       []*backend.Backend
-	byName         map[string]*backend.Backend
+	ns       *names.Space
+	backends []*backend.Backend
+	byName   map[string]*backend.Backend
+	// pinnedLegacy holds the backends configured to speak a pre-2026 revision: an era that
+	// never changes (a learnt one may, PinnedLegacy).
+	pinnedLegacy   map[string]bool
 	catalog        *catalog.Catalog // the merged lists and what hangs on them
 	listens        *listen.Source   // what listens need of the backends
 	log            *slog.Logger
@@ -112,6 +116,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 	r := &Registry{
 		ns:             names.New(cfg.separator(), cfg.Namespace.NoPrefix, upstreamNames(cfg.Upstreams)),
 		byName:         make(map[string]*backend.Backend, len(cfg.Upstreams)),
+		pinnedLegacy:   map[string]bool{},
 		log:            opts.Logger,
 		onListChanged:  opts.OnListChanged,
 		now:            opts.Clock,
@@ -138,6 +143,8 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		}
 		r.backends = append(r.backends, b)
 		r.byName[b.Name()] = b
+		// Known before any request only when configured.
+		r.pinnedLegacy[b.Name()] = b.Era() == era.Legacy
 		if max := r.results.Max(); max > 0 && b.MaxBytes() >= max {
 			r.log.Warn("a response this backend may send cannot fit the replica's budget for results in flight; it would be refused with 503",
 				"upstream", b.Name(), "max_response_bytes", b.MaxBytes(), "max_result_bytes_in_flight", max)
@@ -146,7 +153,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 	r.catalog = catalog.New(r.backends, r.ns, catalog.Options{Cursors: opts.Cursors, PageSize: cfg.PageSize, Cache: cfg.Cache,
 		Log: r.log, Now: r.now, OnTools: opts.OnTools, CacheResult: opts.CacheResult, CacheEvicted: opts.CacheEvicted, Pins: opts.Pins, Apps: cfg.Apps.Enabled,
 		KeepSchemas: opts.ToolSchemas})
-	r.listens = r.listenSource()
+	r.listens = listenSource(r)
 	return r, nil
 }
 
@@ -221,6 +228,12 @@ func (r *Registry) ExchangesTokens(upstream string) bool {
 	b, ok := r.byName[upstream]
 	return ok && b.ExchangesTokens()
 }
+
+// PinnedLegacy reports whether the named backend is configured to speak a pre-2026 revision
+// (upstreams[].protocol): whatever request it gets is what era.ToLegacyRequest leaves of it. A
+// learnt era is not enough to rely on for that: a later answer may change it (a backend
+// upgraded), and a request checked as a pre-2026 one could then go out in the 2026-07-28 shape.
+func (r *Registry) PinnedLegacy(upstream string) bool { return r.pinnedLegacy[upstream] }
 
 // PerUser reports whether the named backend's callers connect their own accounts (auth.type
 // userOAuth): a call needs the caller's token, which Call.UserToken carries.

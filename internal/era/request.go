@@ -41,9 +41,10 @@ func ToLegacyRequest(body []byte) (*Request, error) {
 		return lr, err
 	}
 	lr.Params, err = FilterObject(nil, params, func(key []byte, val []byte) ([]byte, bool) {
-		switch string(key) {
-		case "inputResponses", "requestState":
+		if StrippedForLegacy(string(key)) {
 			return nil, false
+		}
+		switch string(key) {
 		case "_meta":
 			if val[0] != '{' {
 				return val, true
@@ -60,6 +61,14 @@ func ToLegacyRequest(body []byte) (*Request, error) {
 		return val, true
 	})
 	return lr, err
+}
+
+// StrippedForLegacy reports whether ToLegacyRequest drops the params member named member: the
+// MRTR members, which no pre-2026 peer issued or reads. With IsModernMetaKey for _meta it says
+// exactly what of a request a pre-2026 peer never receives, so that what the gateway checks of
+// a request (its guardrails) is what such a peer acts on.
+func StrippedForLegacy(member string) bool {
+	return member == "inputResponses" || member == "requestState"
 }
 
 // IsModernMetaKey reports whether k is one of the _meta keys by which a 2026-07-28 request

@@ -7,8 +7,9 @@
 // What is in the id, and only that: the negotiated version; the client capabilities declared
 // at initialize, normalised to the 2026-07-28 shape every internal request carries; the
 // client's name@version, truncated, for logs only; a binding to the caller; the issue and
-// expiry times; and a 96-bit random nonce that names the session for routing the client's
-// answers and cancellations between replicas.
+// expiry times; a 96-bit random nonce that names the session for routing the client's
+// answers and cancellations between replicas; and, for a session without authentication, a
+// digest of the client address it was opened from (Home), where its state is kept.
 //
 // What is not in it, and why:
 //   - No backend state (backend session ids, routes): 2026-07-28 backends have none, pre-2026
@@ -90,6 +91,11 @@ type Session struct {
 	IssuedAt   time.Time
 	Expires    time.Time
 	Nonce      [12]byte // random; zero for a session-less request
+	// Home is, for an Anonymous session, HomeOf the client it was opened by (its address
+	// group): the record its state is kept in, whichever address its later requests come
+	// from. Zero for an authenticated session, whose caller is its home, and for an id minted
+	// before the field existed.
+	Home [16]byte
 	// key is Key, computed once when the session is opened; "" for a Session built otherwise.
 	key string
 }
@@ -147,12 +153,35 @@ func New(ring *seal.KeyRing, ttl time.Duration, now func() time.Time) *Codec {
 	return &Codec{sealer: ring.Sealer(Purpose), ttl: ttl, now: now}
 }
 
+// HomeOf is the Home of an Anonymous session opened by the client whose caller key (its address
+// group, callerkey.Client) is key: the first 16 bytes of its SHA-256, never zero.
+func HomeOf(key string) [16]byte {
+	var h [16]byte
+	sum := sha256.Sum256([]byte(key))
+	copy(h[:], sum[:])
+	if h == [16]byte{} {
+		h[0] = 1 // zero is "none"; a real digest is never zero anyway
+	}
+	return h
+}
+
+// MintAnonymous is Mint for a client without authentication, whose session keeps home
+// (HomeOf its address group at initialize).
+func (c *Codec) MintAnonymous(version string, caps json.RawMessage, clientInfo string, home [16]byte) (string, Session, error) {
+	return c.mint(version, caps, clientInfo, Anonymous, home)
+}
+
 // Mint seals a new session for a client that negotiated version (a pre-2026 one), declared
 // caps (normalised again here, so the id carries nothing but the 2026 shape, and without what
 // version cannot declare: see era.ClientCaps.ForVersion), and named itself clientInfo
 // (truncated to MaxClientInfoBytes of valid UTF-8), for principal (Bind's, or Anonymous). It
 // returns the id and the session exactly as Open will return it.
 func (c *Codec) Mint(version string, caps json.RawMessage, clientInfo, principal string) (id string, s Session, err error) {
+	return c.mint(version, caps, clientInfo, principal, [16]byte{})
+}
+
+// mint is Mint with the session's Home.
+func (c *Codec) mint(version string, caps json.RawMessage, clientInfo, principal string, home [16]byte) (id string, s Session, err error) {
 	pv, ok := versionCode(version)
 	if !ok {
 		return "", Session{}, fmt.Errorf("legacysession: %q is not a pre-2026 version", version)
@@ -170,6 +199,7 @@ func (c *Codec) Mint(version string, caps json.RawMessage, clientInfo, principal
 		Caps:       cc.JSON(),
 		ClientInfo: truncate(clientInfo, MaxClientInfoBytes),
 		Principal:  principal,
+		Home:       home,
 	}
 	now := c.now().Truncate(time.Second)
 	s.IssuedAt, s.Expires = now, now.Add(c.ttl).Truncate(time.Second)
@@ -240,29 +270,52 @@ func (c *Codec) Open(id, principal string) (Session, error) {
 //	19-30  nonce
 //	31     principal length p (1..MaxPrincipalBytes), then p bytes
 //	       client info length n (0..MaxClientInfoBytes), then n bytes
+//	       format 2 only: Home (16 bytes, not zero)
+//
+// Format 1 is a session without Home; ids minted before Home existed are format 1 and still
+// open.
 const (
-	payloadFormat = 1
-	fixedBytes    = 31
+	payloadFormat     = 1
+	payloadFormatHome = 2
+	fixedBytes        = 31
+	homeBytes         = 16
 )
 
 // encode lays s out as the sealed payload.
 func encode(s *Session, pv, caps byte) []byte {
-	b := make([]byte, fixedBytes, fixedBytes+2+len(s.Principal)+len(s.ClientInfo))
+	b := make([]byte, fixedBytes, fixedBytes+2+len(s.Principal)+len(s.ClientInfo)+homeBytes)
 	b[0], b[1], b[2] = payloadFormat, pv, caps
+	if s.Home != [homeBytes]byte{} {
+		b[0] = payloadFormatHome
+	}
 	binary.BigEndian.PutUint64(b[3:], uint64(s.IssuedAt.Unix()))
 	binary.BigEndian.PutUint64(b[11:], uint64(s.Expires.Unix()))
 	copy(b[19:], s.Nonce[:])
 	b = append(b, byte(len(s.Principal)))
 	b = append(b, s.Principal...)
 	b = append(b, byte(len(s.ClientInfo)))
-	return append(b, s.ClientInfo...)
+	b = append(b, s.ClientInfo...)
+	if b[0] == payloadFormatHome {
+		b = append(b, s.Home[:]...)
+	}
+	return b
 }
 
 // decode reads a sealed payload, strictly: every byte must be accounted for.
 func decode(b []byte) (Session, bool) {
 	var s Session
-	if len(b) < fixedBytes+2 || b[0] != payloadFormat {
+	if len(b) < fixedBytes+2 || (b[0] != payloadFormat && b[0] != payloadFormatHome) {
 		return s, false
+	}
+	if b[0] == payloadFormatHome {
+		if len(b) < fixedBytes+2+homeBytes {
+			return s, false
+		}
+		copy(s.Home[:], b[len(b)-homeBytes:])
+		if s.Home == [homeBytes]byte{} {
+			return s, false // encode writes format 2 only with a Home
+		}
+		b = b[:len(b)-homeBytes]
 	}
 	var ok bool
 	if s.Version, ok = versionOf(b[1]); !ok {

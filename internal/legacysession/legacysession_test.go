@@ -404,3 +404,39 @@ func TestBindFamily(t *testing.T) {
 		seen[b] = c
 	}
 }
+
+// TestHome: an anonymous session keeps the Home it was minted with, exactly; a session minted
+// without one (every authenticated session, and ids minted before Home existed) opens with
+// none; a payload of the Home format whose Home is zero is not what encode writes and does not
+// open.
+func TestHome(t *testing.T) {
+	c := New(ring(t, testKey("k1", 1)), time.Hour, (&clock{start}).now)
+	home := HomeOf("client:192.0.2.7/32")
+	if home == ([16]byte{}) || home == HomeOf("client:2001:db8::7/128") {
+		t.Fatalf("HomeOf gives %x", home)
+	}
+	id, minted, err := c.MintAnonymous(era.V20251125, json.RawMessage(`{}`), "raw@1", home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Open(id, Anonymous)
+	if err != nil || got.Home != home || minted.Home != home || got.Key() != minted.Key() {
+		t.Fatalf("Open = %+v, %v; want Home %x", got, err, home)
+	}
+	plain, _ := mint(t, c, Anonymous)
+	if got, err := c.Open(plain, Anonymous); err != nil || got.Home != ([16]byte{}) {
+		t.Fatalf("a session minted without Home: %+v, %v", got, err)
+	}
+	s := minted
+	pt := encode(&s, 1, 0)
+	if _, ok := decode(pt); !ok {
+		t.Fatal("the Home format does not decode")
+	}
+	copy(pt[len(pt)-homeBytes:], make([]byte, homeBytes))
+	if _, ok := decode(pt); ok {
+		t.Error("a Home-format payload with a zero Home decoded")
+	}
+	if _, ok := decode(pt[:len(pt)-homeBytes]); ok {
+		t.Error("a Home-format payload without its Home decoded")
+	}
+}

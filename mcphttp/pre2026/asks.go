@@ -3,6 +3,7 @@ package pre2026
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/legacysession"
 	"github.com/mcp-gateway/gateway/internal/seal"
+	"github.com/mcp-gateway/gateway/internal/sharelru"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/mrtr"
@@ -35,13 +37,16 @@ const (
 	// answers for it are refused at once rather than each waiting defaultForwardTimeout.
 	goneFor = time.Minute
 	// maxGone and maxUsed bound the replicas taken for gone and the answer ids known used.
-	// One caller that answers fast can fill the ids known used: past maxUsed, the id known
-	// longest is forgotten (a replay of it then crosses Redis, and is still refused), at no more
-	// cost than recording one.
+	// One caller's ids known used are at most an eighth of maxUsed (sharelru.CallerShareDivisor):
+	// past it, that caller's id recorded longest ago is forgotten, never another caller's (a
+	// replay of a forgotten id crosses Redis, and is still refused by the asking replica).
 	maxGone = 1024
 	maxUsed = 100000
 	// maxReplyWorkers bounds the forwarded answers a replica checks and acknowledges at once.
 	maxReplyWorkers = 64
+	// resendEvery is how often a forwarded answer goes again while no acknowledgement came
+	// back (forward): a subscription dropped and made again takes about a tenth of a second.
+	resendEvery = 250 * time.Millisecond
 )
 
 // Errors of the asks. The edge maps them to what the client sees.
@@ -205,11 +210,10 @@ type asks struct {
 	// gone holds the replicas whose acknowledgement never came, until when they are taken for
 	// gone.
 	gone map[[16]byte]time.Time
-	// used holds the answer ids known used, by r; usedOrder holds them too, as a ring whose
-	// oldest entry is at usedHead once it is full (markUsedLocked).
-	used      map[[16]byte]struct{}
-	usedOrder [][16]byte
-	usedHead  int
+	// used holds the answer ids known used, by r, each with the correlation id of the forward
+	// that brought the answer that used it (zero when none, or learnt from another replica),
+	// each counted against its caller's share (markUsedLocked).
+	used *sharelru.Cache[[16]byte, [16]byte]
 	// running holds the pre-2026 requests in progress on this replica, for cancellation.
 	running map[runKey][]*runEntry
 	// observe, when set, is told the method of every request written to a client (tests).
@@ -260,8 +264,9 @@ func newAsks(cfg asksConfig, sealer *seal.Sealer, notices store.Notices, m *metr
 		forwardsOf:     map[string]int{},
 		forwarding:     map[[16]byte]bool{},
 		gone:           map[[16]byte]time.Time{},
-		used:           map[[16]byte]struct{}{},
-		running:        map[runKey][]*runEntry{},
+		used: sharelru.New[[16]byte, [16]byte](sharelru.Config{MaxEntries: maxUsed,
+			ShareDivisor: sharelru.CallerShareDivisor}),
+		running: map[runKey][]*runEntry{},
 	}
 	b.topic = replyTopic(b.replica)
 	return b
@@ -638,7 +643,7 @@ func (b *asks) deliver(ctx context.Context, sess *legacysession.Session, caller 
 		return errBadAnswer
 	}
 	if c.replica == b.replica {
-		if !b.accept(c, msg.Result, msg.Error, false) {
+		if !b.accept(c, msg.Result, msg.Error, nil) {
 			return errBadAnswer
 		}
 		return nil
@@ -676,14 +681,16 @@ func (b *asks) checkAnswer(id, binding string) (*answerClaims, error) {
 // accept hands an answer to the round waiting for it. It reports false, and changes nothing,
 // when no waiter of this replica is waiting under c.r for this session before its deadline,
 // or when the result is not a valid answer to the request (the client may then answer again).
-func (b *asks) accept(c *answerClaims, result json.RawMessage, rpcErr *jsonrpc.Error, remote bool) bool {
+// corr is the correlation id of the forward that brought it from another replica, nil when the
+// client POSTed it here; the id is recorded used under it (takeForwarded).
+func (b *asks) accept(c *answerClaims, result json.RawMessage, rpcErr *jsonrpc.Error, corr *[16]byte) bool {
 	b.mu.Lock()
 	w := b.waiters[c.r]
 	b.mu.Unlock()
 	if w == nil || w.binding != c.binding || !b.now().Before(w.deadline) {
 		return false
 	}
-	a := askAnswer{idx: w.idx, remote: remote}
+	a := askAnswer{idx: w.idx, remote: corr != nil}
 	if rpcErr != nil {
 		e := *rpcErr
 		e.Data = bytes.Clone(e.Data)
@@ -703,10 +710,15 @@ func (b *asks) accept(c *answerClaims, result json.RawMessage, rpcErr *jsonrpc.E
 	}
 	delete(b.waiters, c.r)
 	b.releaseLocked(w.binding, w.caller, 1)
-	b.markUsedLocked(c.r)
+	var by [16]byte
+	if corr != nil {
+		by = *corr
+	}
+	tag := callerTag(w.caller)
+	b.markUsedLocked(c.r, by, tag)
 	b.mu.Unlock()
 	w.answers <- a
-	b.publishUsed(c)
+	b.publishUsed(c, tag)
 	return true
 }
 
@@ -770,45 +782,59 @@ func replyTopic(replica [16]byte) string { return "lr:" + hex.EncodeToString(rep
 // of one is refused wherever it lands, before Redis is touched.
 const usedTopic = "lu"
 
-// usedNotice is an answer id taken: its r and deadline.
+// usedNotice is an answer id taken: its r and deadline, and whose it is.
 type usedNotice struct {
 	R        string `json:"r"`
 	Deadline int64  `json:"d"` // Unix milliseconds
+	// Caller is the callerTag of the caller whose answer used the id: the share of the ids
+	// known used it counts against on every replica.
+	Caller string `json:"c,omitempty"`
+}
+
+// callerTag names a caller (issuer and subject) in what replicas tell each other through
+// Redis, without the caller in clear: the first 16 bytes of its SHA-256, in hex.
+func callerTag(caller string) string {
+	sum := sha256.Sum256([]byte(caller))
+	return hex.EncodeToString(sum[:16])
 }
 
 // isUsed reports whether the id c names is known used.
 func (b *asks) isUsed(c *answerClaims) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	_, ok := b.used[c.r]
+	_, ok := b.used.Peek(c.r)
 	return ok
 }
 
-// markUsedLocked records r as used, within maxUsed entries: the one recorded longest ago goes
-// to make room, in constant time (the asking replica refuses a replay of it all the same; only
-// the Redis round trip is not saved). An id is refused past its deadline whether it is recorded
-// or not, so none needs to be kept longer. b.mu is held.
-func (b *asks) markUsedLocked(r [16]byte) {
-	if _, ok := b.used[r]; ok {
-		return
-	}
-	if len(b.usedOrder) < maxUsed {
-		b.usedOrder = append(b.usedOrder, r)
-	} else {
-		delete(b.used, b.usedOrder[b.usedHead])
-		b.usedOrder[b.usedHead] = r
-		b.usedHead = (b.usedHead + 1) % maxUsed
-	}
-	b.used[r] = struct{}{}
+// usedBy reports whether the id r names is known used by the answer the forward whose
+// correlation id is corr brought.
+func (b *asks) usedBy(r, corr [16]byte) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	by, ok := b.used.Peek(r)
+	return ok && by == corr
 }
 
-// publishUsed tells the other replicas that the id c names is used, best effort and in the
+// markUsedLocked records r as used, by the forward whose correlation id is corr (zero when
+// none, or not known), against the share of the caller tagged tag (callerTag; "" for a
+// notice of a replica that names none): a caller at its share forgets its own id recorded
+// longest ago, in constant time, never another caller's (sharelru). An id is refused past its
+// deadline whether it is recorded or not, so none needs to be kept longer. b.mu is held.
+func (b *asks) markUsedLocked(r, corr [16]byte, tag string) {
+	if _, ok := b.used.Peek(r); ok {
+		return
+	}
+	// Every caller has a share, those a notice names none for together too: none is public.
+	b.used.Put(r, corr, "c:"+tag, 0)
+}
+
+// publishUsed tells the other replicas that the id c names is used by the caller tagged tag, best effort and in the
 // background: the answer that used it does not wait on Redis.
-func (b *asks) publishUsed(c *answerClaims) {
+func (b *asks) publishUsed(c *answerClaims, tag string) {
 	if b.notices == nil {
 		return
 	}
-	msg, err := json.Marshal(usedNotice{R: hex.EncodeToString(c.r[:]), Deadline: c.deadline.UnixMilli()})
+	msg, err := json.Marshal(usedNotice{R: hex.EncodeToString(c.r[:]), Deadline: c.deadline.UnixMilli(), Caller: tag})
 	if err != nil {
 		return
 	}
@@ -833,6 +859,6 @@ func (b *asks) onUsed(msg []byte) {
 		return
 	}
 	b.mu.Lock()
-	b.markUsedLocked(r)
+	b.markUsedLocked(r, [16]byte{}, n.Caller)
 	b.mu.Unlock()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/sharelru"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
@@ -254,8 +255,10 @@ func TestAsksConcurrentReplayNotForwarded(t *testing.T) {
 		}
 	}
 	<-first
-	if n := published.Load() - before; n != 1 {
-		t.Errorf("one answer id was published %d times, want once", n)
+	forwards := 0
+	b.b.notices.(*countingNotices).answers.Range(func(any, any) bool { forwards++; return true })
+	if forwards != 1 {
+		t.Errorf("one answer id was forwarded %d times, want once", forwards)
 	}
 }
 
@@ -344,23 +347,29 @@ func TestAsksSlowAcknowledgementHoldsUpNothing(t *testing.T) {
 	}
 }
 
-// TestAsksUsedIdsBounded: the answer ids a replica knows used are bounded (maxUsed), and once
-// full the one known longest is forgotten to record the next, at the cost of recording one.
-// Before, a full set was swept whole under the asks' one lock at every answer taken and, with
-// nothing expired, the new id was not recorded: one caller that answered fast enough to fill it
-// (every id lives until its deadline, 10 minutes) made every caller's answers pay a sweep of
-// 100,000 entries, and their replays cross Redis.
+// TestAsksUsedIdsBounded: the answer ids a replica knows used are bounded: one caller's at most
+// its share of maxUsed, and once at it the one of its ids known longest is forgotten to record
+// the next, at the cost of recording one. Before, a full set was swept whole under the asks' one
+// lock at every answer taken and, with nothing expired, the new id was not recorded: one caller
+// that answered fast enough to fill it (every id lives until its deadline, 10 minutes) made every
+// caller's answers pay a sweep of 100,000 entries, and their replays cross Redis.
 func TestAsksUsedIdsBounded(t *testing.T) {
 	rig := newAsksRig(t, asksTestRing(t), asksConfig{}, nil, nil)
 	deadline := time.Now().Add(time.Hour).UnixMilli()
-	first := ""
+	var first, last [16]byte
 	for i := range maxUsed {
-		var r [16]byte
-		r[0], r[1], r[2], r[15] = byte(i), byte(i>>8), byte(i>>16), 0xee
+		last[0], last[1], last[2], last[15] = byte(i), byte(i>>8), byte(i>>16), 0xee
 		if i == 0 {
-			first = hex.EncodeToString(r[:])
+			first = last
 		}
-		msg, _ := json.Marshal(usedNotice{R: hex.EncodeToString(r[:]), Deadline: deadline})
+		if i < maxUsed-1 {
+			rig.b.mu.Lock()
+			rig.b.markUsedLocked(last, [16]byte{}, "")
+			rig.b.mu.Unlock()
+			continue
+		}
+		// The last as another replica tells it, naming no caller.
+		msg, _ := json.Marshal(usedNotice{R: hex.EncodeToString(last[:]), Deadline: deadline})
 		rig.b.onUsed(msg)
 	}
 	sess := testSession(1, "p1", allCaps)
@@ -376,11 +385,56 @@ func TestAsksUsedIdsBounded(t *testing.T) {
 		t.Error("the id just used is not known used: a full set took no more")
 	}
 	rig.b.mu.Lock()
-	n := len(rig.b.used)
-	r0, _ := decodeCorr(first)
-	_, kept := rig.b.used[r0]
+	n, _ := rig.b.used.Usage("c:")
 	rig.b.mu.Unlock()
-	if n != maxUsed || kept {
-		t.Errorf("%d ids known used (want %d), the oldest still among them: %v", n, maxUsed, kept)
+	if share := maxUsed / sharelru.CallerShareDivisor; n != share {
+		t.Errorf("one caller has %d ids known used, want its share, %d", n, share)
+	}
+	if rig.b.isUsed(&answerClaims{r: first}) || !rig.b.isUsed(&answerClaims{r: last}) {
+		t.Error("the caller's oldest id is still known, or its newest is not")
+	}
+}
+
+// TestAsksUsedIdsPerCaller: the answer ids a replica knows used are bounded per caller: one
+// caller whose answers fill the record (maxUsed ids, here told by another replica) pushes out
+// only its own, never another caller's, whose replays stay refused before Redis. Before, the
+// bound was the replica's alone, the oldest id out first, whoever's it was.
+func TestAsksUsedIdsPerCaller(t *testing.T) {
+	rig := newAsksRig(t, asksTestRing(t), asksConfig{}, nil, nil)
+	sess := testSession(1, "p1", allCaps)
+	p := startAsk(t, rig.b, sess, elicitReq)
+	id := p.ids(t, 1)[0]
+	if err := rig.b.deliver(t.Context(), sess, testCaller, answer(id, acceptName)); err != nil {
+		t.Fatalf("answer: %v", err)
+	}
+	if r := p.result(t); r.err != nil {
+		t.Fatal(r.err)
+	}
+	deadline := time.Now().Add(time.Hour).UnixMilli()
+	mallory := callerTag("https://idp.test#mallory")
+	var last [16]byte
+	for i := range maxUsed {
+		last[0], last[1], last[2], last[15] = byte(i), byte(i>>8), byte(i>>16), 0xee
+		if i < maxUsed-1 {
+			rig.b.mu.Lock()
+			rig.b.markUsedLocked(last, [16]byte{}, mallory)
+			rig.b.mu.Unlock()
+			continue
+		}
+		// The last as another replica tells it: the notice names the caller.
+		msg, _ := json.Marshal(usedNotice{R: hex.EncodeToString(last[:]), Deadline: deadline, Caller: mallory})
+		rig.b.onUsed(msg)
+	}
+	rig.b.mu.Lock()
+	n, _ := rig.b.used.Usage("c:" + mallory)
+	rig.b.mu.Unlock()
+	if share := maxUsed / sharelru.CallerShareDivisor; n != share {
+		t.Errorf("the filling caller has %d ids known used, want its share, %d", n, share)
+	}
+	if !rig.b.isUsed(mustOpen(t, rig.b, id)) {
+		t.Error("another caller filling the ids known used pushed out this caller's")
+	}
+	if !rig.b.isUsed(&answerClaims{r: last}) {
+		t.Error("the filling caller's newest id is not known used")
 	}
 }

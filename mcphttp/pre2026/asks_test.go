@@ -634,11 +634,18 @@ type countingNotices struct {
 	store.Notices
 	published atomic.Int64
 	largest   atomic.Int64 // the most bytes one notice carried
+	// answers holds the correlation id of every answer forwarded: a forward sends one answer
+	// again, under the same one, until it hears back.
+	answers sync.Map
 }
 
 // Publish counts and publishes.
 func (c *countingNotices) Publish(ctx context.Context, topic string, msg []byte) error {
 	c.published.Add(1)
+	var n replyNotice
+	if json.Unmarshal(msg, &n) == nil && n.Type == noticeAnswer {
+		c.answers.Store(n.Corr, true)
+	}
 	for n := int64(len(msg)); ; {
 		if old := c.largest.Load(); n <= old || c.largest.CompareAndSwap(old, n) {
 			break

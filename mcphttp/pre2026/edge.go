@@ -323,7 +323,7 @@ func (q *clientReq) request() error {
 			return q.subscribe()
 		}
 	case translated[m]:
-		q.logLevel = q.e.state.level(q.in.Context(), q.sess, q.in.BoundKey())
+		q.logLevel = q.e.state.level(q.in.Context(), q.sess, stateCaller(q.sess, q.in))
 		return q.call()
 	}
 	// tasks/*, anything else (resources/subscribe without the GET stream that would deliver

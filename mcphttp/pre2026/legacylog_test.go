@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
+	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -182,7 +183,13 @@ func newRouteTransport(t *testing.T, get string) *routeTransport {
 // notices) and the session key ring, as replicas behind a load balancer do.
 func twoReplicas(t *testing.T, be *mcptest.Server) (a, b *testGateway, sa, sb *Edge) {
 	t.Helper()
-	redis := testredis.Start(t)
+	return twoReplicasOn(t, testredis.Start(t), be, mcphttp.Config{})
+}
+
+// twoReplicasOn is twoReplicas sharing redis, which the test may act on, each replica's endpoint
+// configured by server.
+func twoReplicasOn(t *testing.T, redis *testredis.Server, be *mcptest.Server, server mcphttp.Config) (a, b *testGateway, sa, sb *Edge) {
+	t.Helper()
 	stores := make([]*store.Redis, 2)
 	for i := range stores {
 		r, err := store.NewRedis(store.RedisConfig{URL: redis.URL()})
@@ -193,8 +200,8 @@ func twoReplicas(t *testing.T, be *mcptest.Server) (a, b *testGateway, sa, sb *E
 		stores[i] = r
 	}
 	up := upstreams.UpstreamConfig{Name: "be", URL: be.URL()}
-	a, sa = startLegacyGateway(t, gwSpec{EdgeDeps: Deps{State: stores[0], Notices: stores[0]}}, up)
-	b, sb = startLegacyGateway(t, gwSpec{EdgeDeps: Deps{State: stores[1], Notices: stores[1]}}, up)
+	a, sa = startLegacyGateway(t, gwSpec{Server: server, EdgeDeps: Deps{State: stores[0], Notices: stores[0]}}, up)
+	b, sb = startLegacyGateway(t, gwSpec{Server: server, EdgeDeps: Deps{State: stores[1], Notices: stores[1]}}, up)
 	sa.Start(t.Context())
 	sb.Start(t.Context())
 	// Each replica's subscription is made in the background: wait until each hears the other.

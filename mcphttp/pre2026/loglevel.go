@@ -35,7 +35,7 @@ func (q *clientReq) setLevel() error {
 		return q.rpcError(errBadLogLevel)
 	}
 	if sessionBound(q.sess) {
-		if err := q.e.state.setLevel(q.in.Context(), q.sess, q.in.BoundKey(), *p.Level); err != nil {
+		if err := q.e.state.setLevel(q.in.Context(), q.sess, stateCaller(q.sess, q.in), *p.Level); err != nil {
 			if errors.Is(err, errStateBound) {
 				return q.rpcError(jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: "+err.Error()))
 			}

@@ -43,11 +43,21 @@ type replyNotice struct {
 // "nobody waiting" as one that is gone, and only the replica itself knows: hence the
 // acknowledgement rather than PUBLISH's count.
 //
+// Pub/sub delivers to whoever is subscribed at that instant: a notice published while the
+// asking replica's subscription is being made again (go-redis reconnects after its connection
+// dropped) reaches nobody, and so does an acknowledgement published while this replica's is.
+// So the answer goes again, under the same correlation id, every resendEvery until an
+// acknowledgement comes back or the wait ends: the asking replica takes it once and
+// acknowledges every copy alike (takeForwarded), so a subscription made again within the wait
+// loses nothing, and one that is not loses the answer only as a replica that is gone does, the
+// client being told.
+//
 // A refusal is final: the notice says until when it may be taken, well before the forward gives
-// up (the publish included, which is bounded by the same wait), so an answer delayed in a
-// stalled Redis is never taken after the client heard it was refused. A replica whose acknowledgement never came is taken for gone for a while (goneFor):
-// answers for it are refused at once, without touching Redis. Each caller may have at most
-// MaxForwardsPerCaller answers on their way at once.
+// up (the publishes included, which are bounded by the same wait), so an answer delayed in a
+// stalled Redis is never taken after the client heard it was refused. A replica whose
+// acknowledgement never came is taken for gone for a while (goneFor): answers for it are
+// refused at once, without touching Redis. Each caller may have at most MaxForwardsPerCaller
+// answers on their way at once.
 func (b *asks) forward(ctx context.Context, c *answerClaims, id, binding, caller string, msg *jsonrpc.Message) error {
 	corr := random16()
 	ack := make(chan bool, 1)
@@ -67,33 +77,52 @@ func (b *asks) forward(ctx context.Context, c *answerClaims, id, binding, caller
 	if err != nil {
 		return fmt.Errorf("asks: encoding an answer for another replica: %w", err)
 	}
-	t := time.NewTimer(b.forwardTimeout)
-	pctx, cancel := context.WithTimeout(ctx, b.forwardTimeout)
-	err = b.notices.Publish(pctx, replyTopic(c.replica), payload)
-	cancel()
-	if err != nil {
+	wait, cancel := context.WithTimeout(ctx, b.forwardTimeout)
+	defer cancel()
+	topic := replyTopic(c.replica)
+	if err := b.notices.Publish(wait, topic, payload); err != nil {
 		b.m.RedisError(metrics.RedisOpNotice)
 		return fmt.Errorf("%w: %w", errAsksUnavailable, err)
 	}
-	defer t.Stop()
-	select {
-	case ok := <-ack:
-		if !ok {
+	resend := time.NewTicker(min(resendEvery, b.forwardTimeout/4))
+	defer resend.Stop()
+	for {
+		select {
+		case ok := <-ack: // before anything else: it may have come while a resend was published
+			return b.acknowledged(c, caller, ok)
+		default:
+		}
+		select {
+		case ok := <-ack:
+			return b.acknowledged(c, caller, ok)
+		case <-resend.C:
+			// Once taken the answer is acknowledged again; a failure here is one copy fewer.
+			if err := b.notices.Publish(wait, topic, payload); err != nil && wait.Err() == nil {
+				b.m.RedisError(metrics.RedisOpNotice)
+			}
+		case <-wait.Done():
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			// The asking replica is gone (or cut off from Redis): the answer has nowhere to go,
+			// and neither will the next ones for it for a while.
+			b.m.LegacyAsk(c.kind.label(), metrics.AskLost)
+			b.markGone(c.replica)
 			return errBadAnswer
 		}
-		b.mu.Lock()
-		b.markUsedLocked(c.r)
-		b.mu.Unlock()
-		return nil
-	case <-t.C:
-		// The asking replica is gone (or cut off from Redis): the answer has nowhere to go,
-		// and neither will the next ones for it for a while.
-		b.m.LegacyAsk(c.kind.label(), metrics.AskLost)
-		b.markGone(c.replica)
-		return errBadAnswer
-	case <-ctx.Done():
-		return ctx.Err()
 	}
+}
+
+// acknowledged ends a forward of caller's answer the asking replica answered: ok, it took the
+// answer, whose id is known used from now on.
+func (b *asks) acknowledged(c *answerClaims, caller string, ok bool) error {
+	if !ok {
+		return errBadAnswer
+	}
+	b.mu.Lock()
+	b.markUsedLocked(c.r, [16]byte{}, callerTag(caller))
+	b.mu.Unlock()
+	return nil
 }
 
 // onReply handles a message on this replica's reply topic: an answer forwarded by another
@@ -132,22 +161,25 @@ func (b *asks) onReply(ctx context.Context, msg []byte) {
 		case b.replyWorkers <- struct{}{}:
 			go func() {
 				defer func() { <-b.replyWorkers }()
-				b.takeForwarded(ctx, &n)
+				b.takeForwarded(ctx, &n, corr)
 			}()
 		default:
-			b.takeForwarded(ctx, &n)
+			b.takeForwarded(ctx, &n, corr)
 		}
 	}
 }
 
 // takeForwarded checks an answer another replica forwarded, as if the client had POSTed it
-// here, takes it when it is good, and tells the forwarding replica whether it did.
-func (b *asks) takeForwarded(ctx context.Context, n *replyNotice) {
+// here, takes it when it is good, and tells the forwarding replica whether it did. A copy of an
+// answer it took already (forward sends it again until it hears back) is acknowledged as taken
+// again, whenever it comes: the acknowledgement of the first may have been lost.
+func (b *asks) takeForwarded(ctx context.Context, n *replyNotice, corr [16]byte) {
 	took := false
-	if (n.Result == nil) != (n.Error == nil) && b.now().Before(time.UnixMilli(n.Until)) {
-		if c, err := b.checkAnswer(n.ID, n.Binding); err == nil && c.replica == b.replica {
-			took = b.accept(c, n.Result, n.Error, true)
+	if c, err := b.checkAnswer(n.ID, n.Binding); err == nil && c.replica == b.replica {
+		if (n.Result == nil) != (n.Error == nil) && b.now().Before(time.UnixMilli(n.Until)) {
+			took = b.accept(c, n.Result, n.Error, &corr)
 		}
+		took = took || b.usedBy(c.r, corr)
 	}
 	ack, err := json.Marshal(replyNotice{Type: noticeAck, Corr: n.Corr, OK: took})
 	if err != nil {

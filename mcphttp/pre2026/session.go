@@ -1,6 +1,7 @@
 package pre2026
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -23,6 +24,20 @@ func (q *clientReq) principal() string {
 		return legacysession.Anonymous
 	}
 	return legacysession.Bind(p.Issuer, p.Subject)
+}
+
+// stateCaller is the caller whose record keeps the state (state.go) of session s, for request
+// in: the authenticated caller, or, for a session without authentication, the client address
+// group it was opened from (its sealed Home), so that a client whose address changes (a dual-stack
+// client reaching one replica over IPv4 and another over IPv6) keeps its level and
+// subscriptions, and the sessions opened from one address share that address's bound. Within
+// the record each session's state is its own, by session key: clients behind one address do
+// not share theirs. A session minted before Home existed keeps the address of the request.
+func stateCaller(s *legacysession.Session, in *mcphttp.Incoming) string {
+	if s != nil && s.Principal == legacysession.Anonymous && s.Home != ([16]byte{}) {
+		return "home:" + hex.EncodeToString(s.Home[:])
+	}
+	return in.BoundKey()
 }
 
 // initialize answers initialize from the gateway's merged server/discover data (cached per
@@ -57,7 +72,16 @@ func (q *clientReq) initialize() error {
 	if err != nil {
 		return err
 	}
-	id, sess, err := e.sessions.Mint(q.version, caps, clientInfoLabel(p.ClientInfo.Name, p.ClientInfo.Version), q.principal())
+	info := clientInfoLabel(p.ClientInfo.Name, p.ClientInfo.Version)
+	var id string
+	var sess legacysession.Session
+	if principal := q.principal(); principal == legacysession.Anonymous {
+		// Its state is kept under the address it opens the session from, which its later
+		// requests may not share (stateCaller).
+		id, sess, err = e.sessions.MintAnonymous(q.version, caps, info, legacysession.HomeOf(q.in.BoundKey()))
+	} else {
+		id, sess, err = e.sessions.Mint(q.version, caps, info, principal)
+	}
 	if err != nil {
 		return err
 	}

@@ -58,6 +58,11 @@ const (
 	stateTopic = "legacy-session-state"
 	// stateNoticeTimeout bounds publishing a notice, which is best effort.
 	stateNoticeTimeout = 2 * time.Second
+	// stateStoreTimeout bounds one read of a caller's record, and one change of it (its read
+	// and its write together), whatever the store's own timeouts and retries come to: a
+	// stalled store answers the client's logging/setLevel or resources/subscribe with an
+	// error, and gives its call no log messages, within it.
+	stateStoreTimeout = 2 * time.Second
 	// restartInterval is the least time between two starts of one GET stream's inner listen.
 	// Each start may open the session's backend listen streams anew (on whichever replica
 	// holds the stream), so a client that subscribes and unsubscribes in a loop would make
@@ -104,6 +109,8 @@ type sessionState struct {
 	levelTTL time.Duration
 	// restartEvery is restartInterval (tests make it outlive them, to count restarts).
 	restartEvery time.Duration
+	// storeTimeout is stateStoreTimeout (tests shorten it).
+	storeTimeout time.Duration
 	// after runs f once d has passed (time.AfterFunc): the paced restart of a GET stream's
 	// listen (paced) waits on it, on the same clock as now, so that a test with a manual clock
 	// fires it when its clock says so rather than after real time.
@@ -145,7 +152,7 @@ func newSessionState(kv StateStore, notices store.Notices, log *slog.Logger, now
 	var id [16]byte
 	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails
 	st := &sessionState{kv: kv, notices: notices, self: hex.EncodeToString(id[:]), log: log, now: now,
-		levelTTL: levelCacheTTL, restartEvery: restartInterval, levels: newLevelCache(onEvict), watchers: map[string]map[*watch]struct{}{},
+		levelTTL: levelCacheTTL, restartEvery: restartInterval, storeTimeout: stateStoreTimeout, levels: newLevelCache(onEvict), watchers: map[string]map[*watch]struct{}{},
 		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }}
 	return st, nil
 }
@@ -160,8 +167,15 @@ func (st *sessionState) start(ctx context.Context) {
 // stateKey is the key of caller's record ("" is an anonymous caller's, without authentication).
 func stateKey(caller string) string { return stateKeyPrefix + caller }
 
-// load reads caller's record; an absent one is empty.
+// load reads caller's record, within storeTimeout; an absent one is empty.
 func (st *sessionState) load(ctx context.Context, caller string) (*callerState, error) {
+	ctx, cancel := context.WithTimeout(ctx, st.storeTimeout)
+	defer cancel()
+	return st.loadWithin(ctx, caller)
+}
+
+// loadWithin is load within ctx's own deadline.
+func (st *sessionState) loadWithin(ctx context.Context, caller string) (*callerState, error) {
 	v, found, err := st.kv.Get(ctx, stateKey(caller))
 	if err != nil {
 		return nil, err
@@ -199,7 +213,10 @@ func (st *sessionState) update(ctx context.Context, sess *legacysession.Session,
 	if !now.Before(sess.Expires) {
 		return nil
 	}
-	cs, err := st.load(ctx, caller)
+	// The read and the write share one bound.
+	ctx, cancel := context.WithTimeout(ctx, st.storeTimeout)
+	defer cancel()
+	cs, err := st.loadWithin(ctx, caller)
 	if err != nil {
 		return err
 	}

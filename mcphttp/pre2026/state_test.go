@@ -1,6 +1,9 @@
+//lint:file-ignore SA1019 pre-2026 clients and backends still use logging, sampling and roots, deprecated in 2026-07-28 (SEP-2577); the gateway serves them on purpose
+
 package pre2026
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,9 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcp-gateway/gateway/internal/legacysession"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // TestSessionStateBoundedPerCaller: however many sessions a caller opens, the gateway keeps the
@@ -115,5 +122,42 @@ func TestPacedRestart(t *testing.T) {
 	changed()
 	if restarts != 1 || len(timers) != 1 {
 		t.Fatalf("after the interval: %d restarts, %d timers; want one restart", restarts, len(timers))
+	}
+}
+
+// TestSessionStateStalledStore: with the shared store stalled (a real redis-server paused,
+// configured with timeouts far longer than the edge's own bound), a 2025-11-25 client's
+// logging/setLevel is answered with the internal error that says the level could not be
+// recorded, and its next call goes on without log messages, each within the edge's bound on
+// the store (stateStoreTimeout) rather than the store's own timeouts and retries. Before, both
+// waited as long as the store client did.
+func TestSessionStateStalledStore(t *testing.T) {
+	srv := testredis.Start(t)
+	kv, err := store.NewRedis(store.RedisConfig{URL: srv.URL(), ReadTimeout: 10 * time.Minute, WriteTimeout: 10 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = kv.Close() })
+	be := mcptest.StartServer(t, "be", chattyTool())
+	gw, e := startLegacyGateway(t, gwSpec{EdgeDeps: Deps{State: kv}}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	e.state.storeTimeout = 200 * time.Millisecond
+	logs := newLogSink()
+	cs := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion("2025-11-25"), mcptest.WithLogging(logs.handler))
+	srv.Pause()
+	defer srv.Resume()
+	ctx, cancel := context.WithTimeout(t.Context(), asksHang) // fail-safe, not a timing
+	defer cancel()
+	err = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"})
+	if err == nil || !strings.Contains(err.Error(), "the log level could not be recorded") {
+		t.Fatalf("setLevel with the store stalled: %v, want the error that says so", err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "be__chatty", Arguments: map[string]any{"tag": "s"}})
+	if err != nil || res.IsError || mcptest.ResultText(res) != "done" {
+		t.Fatalf("tools/call with the store stalled: %v %+v", err, res)
+	}
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	if len(logs.got) != 0 {
+		t.Errorf("log messages %q with no level recorded", logs.got)
 	}
 }

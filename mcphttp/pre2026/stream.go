@@ -82,7 +82,7 @@ func (q *clientReq) listenOnce() (restart bool, err error) {
 	defer changed()
 	// Watched before the set is read: a change made in between restarts the listen.
 	defer st.watch(q.sess.Key(), st.paced(st.now(), changed))()
-	uris, as, err := st.subscriptions(ctx, q.sess, q.in.BoundKey())
+	uris, as, err := st.subscriptions(ctx, q.sess, stateCaller(q.sess, q.in))
 	if err != nil {
 		// The list_changed notifications do not need the store: the stream goes on without
 		// the resource subscriptions until it is opened again.

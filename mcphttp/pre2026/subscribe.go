@@ -49,7 +49,7 @@ func (q *clientReq) subscribe() error {
 			return q.refuseAsRead(err)
 		}
 	}
-	if err := q.e.state.updateSubscriptions(q.in.Context(), q.sess, q.in.BoundKey(), uri, q.p.URI, add); err != nil {
+	if err := q.e.state.updateSubscriptions(q.in.Context(), q.sess, stateCaller(q.sess, q.in), uri, q.p.URI, add); err != nil {
 		if errors.Is(err, errTooManySubscriptions) || errors.Is(err, errStateBound) {
 			return q.rpcError(jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: "+err.Error()))
 		}
