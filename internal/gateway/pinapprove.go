@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -17,9 +17,20 @@ import (
 	"github.com/mcp-gateway/gateway/internal/store"
 )
 
-// approvedTTL is the lifetime an approval writes a manifest with: the store's Set needs one,
-// and a manifest must outlive any deployment (first contact is recorded by its existence).
-const approvedTTL = 100 * 365 * 24 * time.Hour
+// pinAdmin runs the operator's commands on trust-on-first-use pins ('pins approve', 'pins
+// reseal').
+type pinAdmin struct {
+	// beforeWrite, when set, runs after a manifest was read and before what was made of it is
+	// written back, with the manifest's store key: tests land another writer there.
+	beforeWrite func(key string)
+}
+
+// manifestAttempts bounds how often a command reads a manifest again after another writer
+// changed it between the command's read and its write.
+const manifestAttempts = 5
+
+// errManifestBusy is why a command gave up on a manifest that kept changing under it.
+var errManifestBusy = errors.New("pins: the stored pins kept changing while this command wrote them")
 
 // approvePins is 'gateway pins approve --backend NAME [--item KIND/NAME]…': the operator pins,
 // in the shared store, the definitions a trust-on-first-use backend lists now: the named items
@@ -27,6 +38,16 @@ const approvedTTL = 100 * 365 * 24 * time.Hour
 // A replica uses them from its first fetch of that backend's list a minute or more after it
 // last read the pins.
 func approvePins(ctx context.Context, inv invocation, args []string) error {
+	return pinAdmin{}.approve(ctx, inv, args)
+}
+
+// resealPins is 'gateway pins reseal': every trust-on-first-use manifest in the store is opened
+// and sealed again under the newest key, unchanged, so that an older key can leave mrtr.keys.
+func resealPins(ctx context.Context, inv invocation, args []string) error {
+	return pinAdmin{}.reseal(ctx, inv, args)
+}
+
+func (a pinAdmin) approve(ctx context.Context, inv invocation, args []string) error {
 	cf := newConfigFlags("pins approve", "Pin, in the shared store, what a trust-on-first-use backend lists now: the items named\n"+
 		"by --item, or without --item its whole lists (which replace its pins).", inv)
 	var backend string
@@ -62,9 +83,10 @@ func approvePins(ctx context.Context, inv invocation, args []string) error {
 	}
 	warnInvisible(stderr, current)
 	cur := current.Backends[backend]
+	w := manifestWriter{pinAdmin: a, st: st, sealer: sealer, backend: backend}
 	n := 0
 	for _, kind := range pins.Kinds {
-		changed, err := approveKind(ctx, st, sealer, cfg.Pins, backend, kind, cur, want, stdout)
+		changed, err := approveKind(ctx, w, cfg.Pins, kind, cur, want, stdout)
 		if err != nil {
 			return err
 		}
@@ -83,72 +105,59 @@ func approvePins(ctx context.Context, inv invocation, args []string) error {
 }
 
 // approveKind writes the manifest of one kind with the approved items and reports each change.
-// want's entries of kind are removed as they are found.
-func approveKind(ctx context.Context, st store.Store, sealer pins.Sealer, pc *pins.Config, backend string, kind pins.Kind,
+// want's entries of kind are removed as they are found. The changes are made of the manifest
+// as the write finds it: pins a replica's first contact or another approval stored meanwhile
+// stay (manifestWriter.update).
+func approveKind(ctx context.Context, w manifestWriter, pc *pins.Config, kind pins.Kind,
 	cur *pins.BackendPins, want map[itemRef]bool, out io.Writer) (int, error) {
-	key := pins.ManifestKey(backend, kind)
-	old := &pins.Manifest{Backend: backend, Kind: kind, Pins: map[string]*pins.Definition{}}
-	raw, found, err := st.Get(ctx, key)
-	if err != nil {
-		return 0, fmt.Errorf("pins approve: reading the pins of %s %s: %w", backend, kind, err)
-	}
-	broken := false
-	if found {
-		m, err := pins.OpenManifest(sealer, backend, kind, raw)
-		switch {
-		case err != nil && want != nil:
-			return 0, fmt.Errorf("pins approve: %w; approve the whole backend (without --item) to pin it again", err)
-		case err != nil:
-			broken = true // replaced by the current list below
-		default:
-			old = m
-		}
-	}
-	next := &pins.Manifest{Backend: backend, Kind: kind, Pins: map[string]*pins.Definition{}}
-	if want != nil {
-		for k, d := range old.Pins {
-			next.Pins[k] = d
-		}
-	}
-	changed := 0
+	var picked []string
 	for _, k := range cur.Keys(kind) {
-		ref := itemRef{kind, k}
-		if want != nil && !want[ref] {
-			continue
-		}
-		delete(want, ref)
-		d := cur.Get(kind, k)
-		next.Pins[k] = d
-		if s := pins.Classify(old.Pins[k], d); !s.Empty() {
-			fmt.Fprintf(out, "pinned %s %q (%s)\n", kind, k, s)
-			changed++
+		if ref := (itemRef{kind, k}); want == nil || want[ref] {
+			picked = append(picked, k)
+			delete(want, ref)
 		}
 	}
-	for _, k := range old.Keys() {
-		if next.Pins[k] == nil {
-			fmt.Fprintf(out, "unpinned %s %q (no longer listed)\n", kind, k)
-			changed++
+	var report []string
+	_, err := w.update(ctx, kind, func(s storedManifest) (*pins.Manifest, error) {
+		report = report[:0]
+		old := s.m
+		switch {
+		case s.err != nil && want != nil:
+			return nil, fmt.Errorf("%w; approve the whole backend (without --item) to pin it again", s.err)
+		case old == nil:
+			old = &pins.Manifest{Backend: w.backend, Kind: kind, Pins: map[string]*pins.Definition{}}
 		}
-	}
-	if changed == 0 && found && !broken {
-		return 0, nil
-	}
-	if err := pc.Fits(next); err != nil {
+		next := &pins.Manifest{Backend: w.backend, Kind: kind, Pins: map[string]*pins.Definition{}}
+		if want != nil {
+			maps.Copy(next.Pins, old.Pins)
+		}
+		for _, k := range picked {
+			d := cur.Get(kind, k)
+			next.Pins[k] = d
+			if c := pins.Classify(old.Pins[k], d); !c.Empty() {
+				report = append(report, fmt.Sprintf("pinned %s %q (%s)", kind, k, c))
+			}
+		}
+		for _, k := range old.Keys() {
+			if next.Pins[k] == nil {
+				report = append(report, fmt.Sprintf("unpinned %s %q (no longer listed)", kind, k))
+			}
+		}
+		if len(report) == 0 && s.found && s.err == nil {
+			return nil, nil
+		}
+		return next, pc.Fits(next)
+	})
+	if err != nil {
 		return 0, fmt.Errorf("pins approve: %w", err)
 	}
-	sealed, err := pins.SealManifest(sealer, next)
-	if err == nil {
-		err = st.Set(ctx, key, sealed, approvedTTL)
+	for _, line := range report {
+		fmt.Fprintln(out, line)
 	}
-	if err != nil {
-		return 0, fmt.Errorf("pins approve: writing the pins of %s %s: %w", backend, kind, err)
-	}
-	return changed, nil
+	return len(report), nil
 }
 
-// resealPins is 'gateway pins reseal': every trust-on-first-use manifest in the store is opened
-// and sealed again under the newest key, unchanged, so that an older key can leave mrtr.keys.
-func resealPins(ctx context.Context, inv invocation, args []string) error {
+func (a pinAdmin) reseal(ctx context.Context, inv invocation, args []string) error {
 	cf := newConfigFlags("pins reseal", "Seal every trust-on-first-use record in the shared store again under the newest of mrtr.keys.", inv)
 	if err := cf.parse(args); err != nil {
 		return err
@@ -167,28 +176,83 @@ func resealPins(ctx context.Context, inv invocation, args []string) error {
 		if err != nil {
 			return err
 		}
+		w := manifestWriter{pinAdmin: a, st: st, sealer: sealer, backend: backend}
 		for _, kind := range pins.Kinds {
-			key := pins.ManifestKey(backend, kind)
-			raw, found, err := st.Get(ctx, key)
-			var m *pins.Manifest
-			if err == nil && found {
-				if m, err = pins.OpenManifest(sealer, backend, kind, raw); err == nil {
-					var sealed []byte
-					if sealed, err = pins.SealManifest(sealer, m); err == nil {
-						err = st.Set(ctx, key, sealed, approvedTTL)
-						n++
-					}
-				}
-			}
+			wrote, err := w.update(ctx, kind, func(s storedManifest) (*pins.Manifest, error) {
+				return s.m, s.err // sealed again as it is; nothing written when there is none
+			})
 			if err != nil {
 				st.Close()
 				return fmt.Errorf("pins reseal: %s %s: %w", backend, kind, err)
+			}
+			if wrote {
+				n++
 			}
 		}
 		st.Close()
 	}
 	fmt.Fprintf(stdout, "sealed %d record(s) of pins under the newest key\n", n)
 	return nil
+}
+
+// manifestWriter changes one backend's trust-on-first-use manifests in the shared store.
+type manifestWriter struct {
+	pinAdmin
+	st      store.Store
+	sealer  pins.Sealer
+	backend string
+}
+
+// storedManifest is a manifest as a command read it: m is nil when the store holds none
+// (found false) or it does not open (err, wrapping pins.ErrManifest).
+type storedManifest struct {
+	m     *pins.Manifest
+	found bool
+	err   error
+}
+
+// update writes the manifest change makes of the one stored for kind (nothing when change
+// returns none), only while the store still holds what change was given: a replica's first
+// contact, another operator's approval or reseal that wrote in between is read again and
+// change called again with it, so no pin they stored is overwritten. It gives up after
+// manifestAttempts such races. wrote reports whether it wrote.
+func (w manifestWriter) update(ctx context.Context, kind pins.Kind, change func(storedManifest) (*pins.Manifest, error)) (wrote bool, err error) {
+	key := pins.ManifestKey(w.backend, kind)
+	for range manifestAttempts {
+		raw, found, err := w.st.Get(ctx, key)
+		if err != nil {
+			return false, fmt.Errorf("reading the pins of %s %s: %w", w.backend, kind, err)
+		}
+		s := storedManifest{found: found}
+		if found {
+			s.m, s.err = pins.OpenManifest(w.sealer, w.backend, kind, raw)
+		}
+		next, err := change(s)
+		if err != nil || next == nil {
+			return false, err
+		}
+		sealed, err := pins.SealManifest(w.sealer, next)
+		if err != nil {
+			return false, err
+		}
+		if w.beforeWrite != nil {
+			w.beforeWrite(key)
+		}
+		if found {
+			wrote, err = w.st.Swap(ctx, key, raw, sealed)
+		} else {
+			// Without expiry, as first contact writes it.
+			wrote, _, err = w.st.SetNX(ctx, key, sealed, 0)
+		}
+		if err != nil {
+			return false, fmt.Errorf("writing the pins of %s %s: %w", w.backend, kind, err)
+		}
+		if wrote {
+			return true, nil
+		}
+	}
+	return false, fmt.Errorf("%w: the pins of %s %s were written by someone else (a replica's first contact, another approve or reseal) "+
+		"%d times between this command's read and its write; nothing was written for them: run it again", errManifestBusy, w.backend, kind, manifestAttempts)
 }
 
 // tofuAdmin opens the shared store and the manifests' sealer for an operator's command on a

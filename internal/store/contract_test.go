@@ -38,6 +38,7 @@ func runContract(t *testing.T, newHarness func(t *testing.T) harness) {
 	t.Run("AllowInvalidLimit", func(t *testing.T) { contractAllowInvalid(t, newHarness(t)) })
 	t.Run("GetSet", func(t *testing.T) { contractGetSet(t, newHarness(t)) })
 	t.Run("SetNX", func(t *testing.T) { contractSetNX(t, newHarness(t)) })
+	t.Run("Swap", func(t *testing.T) { contractSwap(t, newHarness(t)) })
 	t.Run("KindsSeparate", func(t *testing.T) { contractKinds(t, newHarness(t)) })
 	t.Run("Hold", func(t *testing.T) { contractHold(t, newHarness(t)) })
 	t.Run("HoldConcurrent", func(t *testing.T) { contractHoldConcurrent(t, newHarness(t)) })

@@ -71,6 +71,8 @@ type Redis struct {
 	// recGet, recPut, recSwap, recDelete and recAdopt are the scripts of Records
 	// (records_redis.go).
 	recGet, recTouch, recPut, recSwap, recDelete, recAdopt *redis.Script
+	// swap is Swap (swap.go).
+	swap *redis.Script
 	// replay records single-use ids per owner (replay.go).
 	replay *redis.Script
 	// replayGet is replayScript with a read of one more key (FirstUseGet).
@@ -132,6 +134,7 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 		recPut:    redis.NewScript(recPutScript),
 		recSwap:   redis.NewScript(recSwapScript),
 		recDelete: redis.NewScript(recDeleteScript),
+		swap:      redis.NewScript(swapScript),
 
 		waitReplicas: cfg.WaitReplicas,
 		waitTimeout:  orDefault(cfg.WaitTimeout, DefaultWaitTimeout),

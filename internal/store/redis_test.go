@@ -157,6 +157,7 @@ func storeOps(ctx context.Context, s Store) map[string]error {
 	_, errs["Allow"] = s.Allow(ctx, "k", Limit{Rate: 1, Period: time.Second})
 	_, _, errs["Get"] = s.Get(ctx, "v")
 	errs["Set"] = s.Set(ctx, "v", []byte("x"), time.Minute)
+	_, errs["Swap"] = s.Swap(ctx, "v", []byte("x"), []byte("y"))
 	errs["Ping"] = s.Ping(ctx)
 	return errs
 }

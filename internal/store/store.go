@@ -45,7 +45,16 @@ type Store interface {
 	// byte for byte counts as stored: a write sent again after its answer was
 	// lost finds its own first attempt's value (Records.SwapRecord says why).
 	SetNX(ctx context.Context, key string, value []byte, ttl time.Duration) (stored bool, current []byte, err error)
-	// Delete removes the value stored under key, if any (Set and SetNX
+	// Swap replaces the value stored under key with value only while the key
+	// still holds old (byte for byte), atomically across replicas, keeping its
+	// expiry; swapped is false otherwise, the key absent or expired included.
+	// A reader that writes back what it made of what it read so loses nothing
+	// another writer stored in between (trust-on-first-use pins: an operator's
+	// approval and a replica's first contact). A key already holding value
+	// counts as swapped, as for SetNX: callers write values no other write
+	// repeats (sealed under a fresh nonce).
+	Swap(ctx context.Context, key string, old, value []byte) (swapped bool, err error)
+	// Delete removes the value stored under key, if any (Set, SetNX and Swap
 	// values).
 	Delete(ctx context.Context, key string) error
 	// Hold counts item, weighing size bytes, against the budget under key
