@@ -260,6 +260,7 @@ var urlElicitation = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabi
 
 // TestApprovalInBrowser is the out-of-band approval end to end, with the gateway binary.
 func TestApprovalInBrowser(t *testing.T) {
+	t.Parallel()
 	// The browser first: without chromium the test fails at once, before the build.
 	browser := browsertest.New(t)
 	op := realop.Start(t, realop.Options{})

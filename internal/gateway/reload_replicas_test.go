@@ -86,6 +86,7 @@ func listToolNamesAs(t *testing.T, f *reloadGateway, tok string) []string {
 // TestReloadOnSIGHUP: the gateway binary, as an operator runs it, reloads its configuration file
 // on SIGHUP (which would otherwise end the process) and goes on serving.
 func TestReloadOnSIGHUP(t *testing.T) {
+	t.Parallel()
 	bin := buildGatewayBinary(t)
 	alpha, beta := mcptest.StartServer(t, "alpha"), mcptest.StartServer(t, "beta")
 	ports := freeLoopbackPorts(t, 2)
