@@ -30,6 +30,7 @@ func replicaYAML(issuer, redisURL, extra string, alpha *mcptest.Server) string {
 // approved after it on the reloaded replica, stays single-use on the other, and the callers'
 // rate-limit buckets go on counting across the reload and the replicas. The reload applied.
 func TestReloadAcrossReplicasWithRedis(t *testing.T) {
+	t.Parallel()
 	redis := testredis.Start(t)
 	iss := newIssuer(t)
 	alpha := mcptest.StartServer(t, "alpha")
