@@ -19,8 +19,8 @@ import (
 )
 
 // The gateway binary as an operator runs it, for the end-to-end tests that must not run the
-// gateway in-process: built once per test run by the first test that needs it, started from a
-// written configuration file, stopped with SIGTERM, its log printed when the test fails.
+// gateway in-process: built once per test run (see builtGateway), started from a written
+// configuration file, stopped with SIGTERM, its log printed when the test fails.
 
 // Bounds on building and running gateway processes.
 const (
@@ -38,9 +38,9 @@ const (
 	binaryLogTail = 40
 )
 
-// builtGateway is the gateway binary of this test run: built once by the first test that needs
-// it and shared by the others (linking it, with the race detector, costs more than most of those
-// tests), removed by TestMain when the run ends.
+// builtGateway is the gateway binary of this test run: built once, when the run starts or by the
+// first test that needs it (see TestMain), and shared by the others (linking it, with the race
+// detector, costs more than most of those tests), removed by TestMain when the run ends.
 var builtGateway struct {
 	once sync.Once
 	dir  string
@@ -53,13 +53,17 @@ var builtGateway struct {
 // the child processes is still checked for races. Tests only execute it, so they can share it.
 func buildGatewayBinary(t *testing.T) string {
 	t.Helper()
-	builtGateway.once.Do(func() {
-		builtGateway.path, builtGateway.err = goBuildGateway()
-	})
+	builtGateway.once.Do(buildGatewayOnce)
 	if builtGateway.err != nil {
 		t.Fatal(builtGateway.err)
 	}
 	return builtGateway.path
+}
+
+// buildGatewayOnce is builtGateway's build, run once (by TestMain or by the first test that
+// needs the binary).
+func buildGatewayOnce() {
+	builtGateway.path, builtGateway.err = goBuildGateway()
 }
 
 // goBuildGateway builds cmd/gateway into a new temporary directory and returns the binary's

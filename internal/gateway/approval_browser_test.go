@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -44,18 +46,41 @@ const approvalText = "DELETE every invoice of 2025 from the ledger \u202Etxt.exe
 // freeLoopbackPorts returns n distinct ports free on 127.0.0.1 now, so a gateway's public URL
 // (which the issuer must know as a redirect URI) and admin address can be fixed before the
 // gateway starts. The Listeners are held until all n are chosen, so no port comes twice.
+//
+// The ports are below the kernel's ephemeral range, which listeners on port 0 and outgoing
+// connections take theirs from: a port freed here waits for its gateway process to bind it,
+// and the tests running in parallel with this one open listeners and connections all the
+// while, which could otherwise be handed that very port first.
 func freeLoopbackPorts(t *testing.T, n int) []int {
 	t.Helper()
+	lo, hi := fixedPortRange()
 	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for attempts := 0; len(ports) < n; attempts++ {
+		if attempts == 100*n {
+			t.Fatalf("no %d free loopback ports in [%d, %d) after %d attempts", n, lo, hi, attempts)
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(lo+rand.IntN(hi-lo))))
 		if err != nil {
-			t.Fatal(err)
+			continue // taken
 		}
 		defer l.Close()
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports
+}
+
+// fixedPortRange is where freeLoopbackPorts picks from: from 10000 up to the first ephemeral
+// port, as Linux reports its range (elsewhere, IANA's range, which starts higher).
+func fixedPortRange() (lo, hi int) {
+	lo, hi = 10000, 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if first, err := strconv.Atoi(f[0]); err == nil && first > lo+1000 {
+				hi = first
+			}
+		}
+	}
+	return lo, hi
 }
 
 // approvalSite is what the test's gateway processes share: the binary, the directory of their
@@ -235,6 +260,7 @@ var urlElicitation = &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabi
 
 // TestApprovalInBrowser is the out-of-band approval end to end, with the gateway binary.
 func TestApprovalInBrowser(t *testing.T) {
+	t.Parallel()
 	// The browser first: without chromium the test fails at once, before the build.
 	browser := browsertest.New(t)
 	op := realop.Start(t, realop.Options{})

@@ -25,6 +25,7 @@ import (
 // a failed call that never reaches the backend. (Before, the client was asked again at once,
 // round after round, and the call failed for want of rounds before the user could decide.)
 func TestApprovalPageLegacyClientWaits(t *testing.T) {
+	t.Parallel()
 	op := realop.Start(t, realop.Options{})
 	alpha := mcptest.StartServer(t, "alpha")
 	gw, tok, base := startLegacyApprovalGateway(t, op, alpha, 0)

@@ -25,6 +25,7 @@ import (
 // sealed and stored under the race detector. TestDocDefaults checks the default's value
 // that docs/approval.md promises.
 func TestApprovalPendingBounded(t *testing.T) {
+	t.Parallel()
 	const pendingBudget = 1 << 20
 	iss := newIssuer(t)
 	alpha := mcptest.StartServer(t, "alpha")

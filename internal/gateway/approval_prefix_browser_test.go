@@ -20,6 +20,7 @@ import (
 // signs in at a real OpenID provider (whose callback is the prefixed one), approves the call on
 // the page, and the client's retry through the balancer runs it once.
 func TestApprovalPageBehindPrefixInBrowser(t *testing.T) {
+	t.Parallel()
 	browser := browsertest.New(t)
 	op := realop.Start(t, realop.Options{})
 	alpha := mcptest.StartServer(t, "alpha")

@@ -142,6 +142,7 @@ func TestAppsExtAppsAmbiguous(t *testing.T) {
 // ui:// names, and the app's own calls resolve for them too: the Go SDK client at 2025-11-25 and
 // the TypeScript SDK v1 client.
 func TestAppsPre2026Clients(t *testing.T) {
+	t.Parallel()
 	weather := appsbackend.Start(t, "weather-srv", "weather")
 	gw := appsGateway(t, weather)
 	url := "http://" + gw.MCP + "/mcp"

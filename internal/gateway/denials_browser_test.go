@@ -21,6 +21,7 @@ import (
 // call once, and B ties the retry to the denial in its log. A call the user denies on the page is
 // answered, on retry, with a failed tool call carrying "unavailable".
 func TestApprovalPageDenialsInBrowser(t *testing.T) {
+	t.Parallel()
 	browser := browsertest.New(t)
 	op := realop.Start(t, realop.Options{})
 	redis := testredis.Start(t)

@@ -266,6 +266,7 @@ func (r *limitedRecorder) last() []byte {
 // (TestLegacyClients): a declined confirmation, now a failed tool call carrying the envelope,
 // is still read as the failed call it is.
 func TestLegacyClientsWithDraftErrors(t *testing.T) {
+	t.Parallel()
 	deploys := &atomic.Int64{}
 	alpha := mcptest.StartServer(t, "alpha", legacyclient.DeployTool(deploys), legacyclient.AskRoundsTool())
 	gw := legacyGateway(t, nil, func(c *Config) {

@@ -246,6 +246,15 @@ func (s denialSite) modernPaths(t *testing.T, tr *transcript) {
 	tr.add("approval expired", modernCall(t, expiry, tok, capsURL, "alpha__echo", `{"text":"x"}`, decided("accept", stateOf(t, ask))))
 }
 
+// parallelUnlessUpdating runs the test in parallel with the package's other parallel tests,
+// except when -update-denials rewrites the golden files: TestDraftErrorsOn reads the off.golden
+// TestDraftErrorsOff writes then.
+func parallelUnlessUpdating(t *testing.T) {
+	if !*updateDenials {
+		t.Parallel()
+	}
+}
+
 // waitInFlight waits until alpha is running a call of tool.
 func waitInFlight(t *testing.T, alpha *mcptest.Server, tool string) {
 	t.Helper()
@@ -342,6 +351,7 @@ func (s denialSite) legacyPaths(t *testing.T, tr *transcript) {
 // TestDraftErrorsOff: with server.draftErrors empty (the default) every denial and limit path
 // answers byte for byte as before the switch existed, in both eras.
 func TestDraftErrorsOff(t *testing.T) {
+	parallelUnlessUpdating(t)
 	s := startDenialSite(t, nil)
 	var tr transcript
 	s.modernPaths(t, &tr)
@@ -354,6 +364,7 @@ func TestDraftErrorsOff(t *testing.T) {
 // each limit SEP-3304's error with a Retry-After that agrees with it; what the drafts leave alone
 // (the step-up challenge, hidden names, the tool set's boundary) is what it was.
 func TestDraftErrorsOn(t *testing.T) {
+	parallelUnlessUpdating(t)
 	s := startDenialSite(t, []string{mcphttp.DraftDenials, mcphttp.DraftRateLimited})
 	var tr transcript
 	s.modernPaths(t, &tr)

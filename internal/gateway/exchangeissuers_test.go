@@ -24,6 +24,7 @@ import (
 // The configuration refuses such a backend without subjectIssuers when there are several
 // issuers, and an issuer it does not accept; with one issuer it takes that one.
 func TestTokenExchangeIssuers(t *testing.T) {
+	t.Parallel()
 	own, partner := newExchangeIssuer(t), newIssuer(t)
 	var exchanges atomic.Int64
 	target, _ := url.Parse(own.URL())

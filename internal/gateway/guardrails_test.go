@@ -395,6 +395,7 @@ func rpcCode(err error) int64 {
 // TestGuardrailsTypeScriptClient: the TypeScript SDK v1 client (2025-11-25) reads a result the
 // guardrails redacted, through the pre-2026 edge.
 func TestGuardrailsTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	be := railBackend(t)
 	gw := startTestGateway(t, func(c *Config) {
 		c.Legacy.Enabled = true

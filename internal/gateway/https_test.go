@@ -49,6 +49,7 @@ func holdHandler(release <-chan struct{}) mcp.ToolHandler {
 // mount and rotates the certificate under it: new connections get the new certificate, while
 // SSE streams opened before the rotation, over HTTP/2 and over HTTP/1.1, carry on and complete.
 func TestHTTPSCertificateRotation(t *testing.T) {
+	t.Parallel()
 	ca := certtest.NewCA(t)
 	v1 := ca.Issue(t, certtest.Leaf{CommonName: "gateway-v1"})
 	mount := certtest.NewMount(t, t.TempDir(), v1)

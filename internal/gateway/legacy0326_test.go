@@ -80,6 +80,7 @@ func without(steps []string, drop string) []string {
 // reference and the gateway; mcp-remote as a host offering 2025-03-26 and as one offering
 // 2024-11-05 (the gateway answers 2025-03-26, which the host accepts).
 func TestLegacy0326Clients(t *testing.T) {
+	t.Parallel()
 	for _, target := range []struct {
 		name  string
 		start func(*testing.T) *target0326

@@ -120,6 +120,7 @@ func legacyTargets() []struct {
 // reference and the gateway. The direct subtests prove the harness; the gateway subtests are
 // what the legacy edge must pass.
 func TestLegacyClients(t *testing.T) {
+	t.Parallel()
 	for _, target := range legacyTargets() {
 		t.Run(target.name, func(t *testing.T) {
 			tg := target.start(t)

@@ -67,6 +67,7 @@ func resultBytesInFlight(t *testing.T, gw Listeners) int64 {
 // caller's pre-2026 client, reading its own GET stream, still hears of the resource it
 // subscribed to.
 func TestLegacySlowGetStreamBounded(t *testing.T) {
+	t.Parallel()
 	const n, budget = 20000, 1 << 20
 	pad := strings.Repeat("x", 1000)
 	uris := make([]string, n)

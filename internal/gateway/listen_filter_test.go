@@ -161,6 +161,7 @@ func pending(ch <-chan string) []string {
 // that URI, the coalescing is counted, and once the client reads again it gets fewer
 // notifications than were sent, the coalesced one among them, and its listen goes on.
 func TestStalledListenerIsBounded(t *testing.T) {
+	t.Parallel()
 	const n = 20000
 	pad := strings.Repeat("x", 1000)
 	uris := make([]string, n)

@@ -85,6 +85,7 @@ func namesVia(t *testing.T, up string, resources []string) (listed tsnames.Names
 }
 
 func TestNonASCIINamesRealClients(t *testing.T) {
+	t.Parallel()
 	goBackend := startGoNamesBackend(t)
 	tsBackend := tsnames.StartBackend(t, tsnames.Names{Tools: nonASCIITools, Prompts: nonASCIIPrompts, Resources: tsResources})
 	gw := startTestGateway(t, func(c *Config) {

@@ -30,6 +30,7 @@ func replicaYAML(issuer, redisURL, extra string, alpha *mcptest.Server) string {
 // approved after it on the reloaded replica, stays single-use on the other, and the callers'
 // rate-limit buckets go on counting across the reload and the replicas. The reload applied.
 func TestReloadAcrossReplicasWithRedis(t *testing.T) {
+	t.Parallel()
 	redis := testredis.Start(t)
 	iss := newIssuer(t)
 	alpha := mcptest.StartServer(t, "alpha")
@@ -86,6 +87,7 @@ func listToolNamesAs(t *testing.T, f *reloadGateway, tok string) []string {
 // TestReloadOnSIGHUP: the gateway binary, as an operator runs it, reloads its configuration file
 // on SIGHUP (which would otherwise end the process) and goes on serving.
 func TestReloadOnSIGHUP(t *testing.T) {
+	t.Parallel()
 	bin := buildGatewayBinary(t)
 	alpha, beta := mcptest.StartServer(t, "alpha"), mcptest.StartServer(t, "beta")
 	ports := freeLoopbackPorts(t, 2)

@@ -318,6 +318,7 @@ func TestReloadPolicyNextRequest(t *testing.T) {
 // refused with its error logged and counted; the running configuration keeps serving as before.
 // A valid one is then applied.
 func TestReloadRefusesInvalidConfiguration(t *testing.T) {
+	t.Parallel()
 	iss := newIssuer(t)
 	alpha, beta := mcptest.StartServer(t, "alpha"), mcptest.StartServer(t, "beta")
 	good := authYAML(iss.URL(), `["echo"]`, "", alpha)

@@ -16,6 +16,7 @@ import (
 // read the signal and it vanished without a line, so an operator whose config-reloader sidecar
 // fired during a rollout could not tell a lost reload from an applied one.
 func TestSIGHUPWhileDrainingIsLogged(t *testing.T) {
+	t.Parallel()
 	be := mcptest.StartServer(t, "be")
 	file := filepath.Join(t.TempDir(), "config.yaml")
 	// A drain delay of its own (reloadBase has none), so that the drain is still under way when

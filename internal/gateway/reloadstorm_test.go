@@ -20,6 +20,7 @@ import (
 // of two policies: every add the gateway answered as allowed reached the backend, and no refused
 // one did.
 func TestReloadStormUnderLoad(t *testing.T) {
+	t.Parallel()
 	iss := newIssuer(t)
 	alpha := mcptest.StartServer(t, "alpha")
 	both, echoOnly := authYAML(iss.URL(), `["echo", "add"]`, "", alpha), authYAML(iss.URL(), `["echo"]`, "", alpha)

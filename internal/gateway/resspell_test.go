@@ -88,6 +88,7 @@ func uriFormForTest(s string) string {
 }
 
 func TestResourceSpellingRealSDKs(t *testing.T) {
+	t.Parallel()
 	goBackend := spelledBackend(t, "gosdk", false, spelledResources)
 	legacyBackend := spelledBackend(t, "legacy", true, spelledResources)
 	collide := spelledBackend(t, "collide", false, collidingResources)

@@ -44,6 +44,7 @@ func subscribingBackend(t *testing.T, name string, legacy bool, uris []string) *
 }
 
 func TestSubscriptionSpellingRealSDKs(t *testing.T) {
+	t.Parallel()
 	goBackend := subscribingBackend(t, "gosdk", false, subscribedResources)
 	legacyBackend := subscribingBackend(t, "legacy", true, subscribedResources)
 	tsResources := []string{"mem://ts/caf%C3%A9"}

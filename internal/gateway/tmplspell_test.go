@@ -87,6 +87,7 @@ var templateReads = []struct{ uri, want string }{
 }
 
 func TestTemplateSpellingRealSDK(t *testing.T) {
+	t.Parallel()
 	goBackend := templateBackend(t, "gosdk", false, spelledTemplates, listedResources)
 	legacyBackend := templateBackend(t, "legacy", true, spelledTemplates, listedResources)
 	// Two spellings of one normal form, of a template or of a resource (one of them the

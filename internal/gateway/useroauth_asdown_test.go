@@ -235,6 +235,7 @@ func (u *unavailableSeen) take() (string, int) {
 // receives nothing and no token reaches the logs; the next call after recovery, once the
 // Retry-After given has passed, refreshes and succeeds.
 func TestUserOAuthAuthServerDown(t *testing.T) {
+	t.Parallel()
 	browser := browsertest.New(t)
 	front, seen := newASFront(t), &secretsSeen{}
 	site := startUserOAuthSite(t, uoSiteOptions{asTimeout: uoASTimeout.String(), refreshCooldown: uoRefreshCooldown.String(),
