@@ -207,6 +207,10 @@ type asks struct {
 	// forwarding holds the r of every answer on its way to another replica: one answer id
 	// is forwarded once at a time.
 	forwarding map[[16]byte]bool
+	// cancels holds the cancellations being sent to the other replicas again until one says
+	// it cancelled the request (cancel.go); cancelsOf counts them by caller.
+	cancels   map[[16]byte]chan bool
+	cancelsOf map[string]int
 	// gone holds the replicas whose acknowledgement never came, until when they are taken for
 	// gone.
 	gone map[[16]byte]time.Time
@@ -263,6 +267,8 @@ func newAsks(cfg asksConfig, sealer *seal.Sealer, notices store.Notices, m *metr
 		forwards:       map[[16]byte]chan bool{},
 		forwardsOf:     map[string]int{},
 		forwarding:     map[[16]byte]bool{},
+		cancels:        map[[16]byte]chan bool{},
+		cancelsOf:      map[string]int{},
 		gone:           map[[16]byte]time.Time{},
 		used: sharelru.New[[16]byte, [16]byte](sharelru.Config{MaxEntries: maxUsed,
 			ShareDivisor: sharelru.CallerShareDivisor}),
@@ -279,7 +285,7 @@ func (b *asks) start(ctx context.Context) {
 		return
 	}
 	b.notices.Subscribe(ctx, b.topic, func(msg []byte) { b.onReply(ctx, msg) })
-	b.notices.Subscribe(ctx, cancelTopic, b.onCancel)
+	b.notices.Subscribe(ctx, cancelTopic, func(msg []byte) { b.onCancel(ctx, msg) })
 	b.notices.Subscribe(ctx, usedTopic, b.onUsed)
 }
 

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -609,17 +610,17 @@ func TestAsksCancelLocal(t *testing.T) {
 	untrackNum := rig.b.track(sess, json.RawMessage(`7`), cancelNum)
 	untrackStr := rig.b.track(sess, json.RawMessage(`"a"`), cancelStr)
 
-	rig.b.cancel(bg, testSession(2, "p1", allCaps), json.RawMessage(`7`)) // another session
-	rig.b.cancel(bg, testSession(1, "p2", allCaps), json.RawMessage(`7`)) // another principal
-	rig.b.cancel(bg, sess, json.RawMessage(`"7"`))                        // another id
+	rig.b.cancel(bg, testSession(2, "p1", allCaps), testCaller, json.RawMessage(`7`)) // another session
+	rig.b.cancel(bg, testSession(1, "p2", allCaps), testCaller, json.RawMessage(`7`)) // another principal
+	rig.b.cancel(bg, sess, testCaller, json.RawMessage(`"7"`))                        // another id
 	if num.Err() != nil || str.Err() != nil {
 		t.Fatal("a cancellation for another request cancelled one")
 	}
-	rig.b.cancel(bg, sess, json.RawMessage(`7`))
+	rig.b.cancel(bg, sess, testCaller, json.RawMessage(`7`))
 	if num.Err() == nil {
 		t.Fatal("7 not cancelled")
 	}
-	rig.b.cancel(bg, sess, json.RawMessage(`"\u0061"`))
+	rig.b.cancel(bg, sess, testCaller, json.RawMessage(`"\u0061"`))
 	if str.Err() == nil {
 		t.Fatal(`"a" not cancelled by "\u0061"`)
 	}
@@ -808,7 +809,7 @@ func TestAsksCancelCrossReplica(t *testing.T) {
 	untrack := a.b.track(sess, json.RawMessage(`"call-1"`), cancelRun)
 	untrackOther := a.b.track(testSession(2, "p1", allCaps), json.RawMessage(`"call-1"`), cancelOther)
 
-	b.b.cancel(context.Background(), sess, json.RawMessage(`"call-1"`))
+	b.b.cancel(context.Background(), sess, testCaller, json.RawMessage(`"call-1"`))
 	select {
 	case <-run.Done():
 	case <-time.After(asksHang): // fail-safe
@@ -836,7 +837,7 @@ func TestAsksCancelPublishBounded(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		b.b.cancel(context.Background(), testSession(1, "p1", allCaps), json.RawMessage(`"call-1"`))
+		b.b.cancel(context.Background(), testSession(1, "p1", allCaps), testCaller, json.RawMessage(`"call-1"`))
 	}()
 	select {
 	case <-stalling.stalled:
@@ -871,7 +872,7 @@ func TestAsksCancelLongID(t *testing.T) {
 		}
 	}
 	a.b.mu.Unlock()
-	b.b.cancel(context.Background(), sess, id)
+	b.b.cancel(context.Background(), sess, testCaller, id)
 	select {
 	case <-run.Done():
 	case <-time.After(asksHang): // fail-safe
@@ -935,4 +936,27 @@ func BenchmarkAsksPending(b *testing.B) {
 	b.ReportMetric(total, "B/pending")
 	b.ReportMetric(heap, "heap-B/pending")
 	rig.assertIdle(b)
+}
+
+// TestAsksCancelResendBounded: a cancellation no replica acknowledges (the request it names
+// runs nowhere) is sent again for a while, but one caller keeps at most MaxForwardsPerCaller of
+// them going at once, whatever it sends; past that a cancellation goes once, and another
+// caller's are not held up by it. The resends end with the forward timeout.
+func TestAsksCancelResendBounded(t *testing.T) {
+	srv := testredis.Start(t)
+	b := startRedisAsks(t, srv, nil, 1)[0]
+	b.b.forwardTimeout = time.Hour // the resends outlive the sends below
+	sess := testSession(1, "p1", allCaps)
+	limit := b.b.cfg.MaxForwardsPerCaller
+	for i := range 3 * limit {
+		b.b.cancel(context.Background(), sess, testCaller, json.RawMessage(fmt.Sprint(i)))
+	}
+	b.b.cancel(context.Background(), sess, "another caller", json.RawMessage(`"x"`))
+	b.b.mu.Lock()
+	mine, theirs, all := b.b.cancelsOf[testCaller], b.b.cancelsOf["another caller"], len(b.b.cancels)
+	b.b.mu.Unlock()
+	if mine != limit || theirs != 1 || all != limit+1 {
+		t.Fatalf("cancellations sent again: %d of the caller's (want %d), %d of another's (want 1), %d in all",
+			mine, limit, theirs, all)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/legacysession"
@@ -43,10 +44,14 @@ type runEntry struct {
 	cancel context.CancelFunc
 }
 
-// cancelNotice is a cancellation sent to the other replicas.
+// cancelNotice is a cancellation sent to the other replicas. Corr and From are the sending
+// replica's correlation id and reply topic: the replica that cancels the request acknowledges
+// there, which ends the sending again (cancel).
 type cancelNotice struct {
 	Binding string `json:"b"`
 	ID      string `json:"i"`
+	Corr    string `json:"c,omitempty"`
+	From    string `json:"f,omitempty"`
 }
 
 // track registers a running legacy request (its JSON-RPC id as the client sent it) for
@@ -82,9 +87,19 @@ func (b *asks) track(sess *legacysession.Session, id json.RawMessage, cancel con
 
 // cancel cancels the request named by a client's notifications/cancelled, on whichever replica
 // runs it: here if it runs here, else through a notice every replica hears, published within
-// the asks' forward timeout. Best effort, like the notification itself: a request that already
-// ended, or a notice Redis drops or is too slow to take, changes nothing.
-func (b *asks) cancel(ctx context.Context, sess *legacysession.Session, id json.RawMessage) {
+// the asks' forward timeout. caller is the client's caller key (Incoming.BoundKey).
+//
+// Pub/sub delivers to whoever is subscribed at that instant: a notice published while the
+// replica running the call makes its subscription again (go-redis reconnects after Redis
+// dropped its connection) reaches nobody, and the call would run on. So, as an answer is
+// (forward), the notice goes again under the same correlation id every resendEvery until the
+// replica that cancelled the request acknowledges it, for at most the forward timeout. That
+// happens after the client's 202, on a goroutine of its own, at most MaxForwardsPerCaller of
+// them for one caller and MaxPending in all; past either the notice goes once, as it did
+// before. A cancellation for a request that runs nowhere (it ended already) is sent again until
+// the timeout and changes nothing; one that reaches a replica just before the request it names
+// starts there still cancels it, as the client meant.
+func (b *asks) cancel(ctx context.Context, sess *legacysession.Session, caller string, id json.RawMessage) {
 	cid, ok := runID(id)
 	if !ok {
 		return
@@ -93,7 +108,8 @@ func (b *asks) cancel(ctx context.Context, sess *legacysession.Session, id json.
 	if b.cancelLocal(k) || b.notices == nil {
 		return
 	}
-	payload, err := json.Marshal(cancelNotice{Binding: k.binding, ID: k.id})
+	corr := random16()
+	payload, err := json.Marshal(cancelNotice{Binding: k.binding, ID: k.id, Corr: hex.EncodeToString(corr[:]), From: b.topic})
 	if err != nil {
 		return
 	}
@@ -103,16 +119,88 @@ func (b *asks) cancel(ctx context.Context, sess *legacysession.Session, id json.
 	defer cancel()
 	if err := b.notices.Publish(pctx, cancelTopic, payload); err != nil {
 		b.m.RedisError(metrics.RedisOpNotice)
+		return
+	}
+	ack := make(chan bool, 1)
+	b.mu.Lock()
+	if len(b.cancels) >= b.cfg.MaxPending || b.cancelsOf[caller] >= b.cfg.MaxForwardsPerCaller {
+		b.mu.Unlock()
+		return
+	}
+	b.cancels[corr] = ack
+	b.cancelsOf[caller]++
+	b.mu.Unlock()
+	go b.resendCancel(corr, caller, payload, ack)
+}
+
+// resendCancel publishes a cancellation again every resendEvery until a replica says it
+// cancelled the request or the forward timeout has passed since the first.
+func (b *asks) resendCancel(corr [16]byte, caller string, payload []byte, ack chan bool) {
+	defer func() {
+		b.mu.Lock()
+		delete(b.cancels, corr)
+		decrement(b.cancelsOf, caller, 1)
+		b.mu.Unlock()
+	}()
+	wait, cancel := context.WithTimeout(context.Background(), b.forwardTimeout)
+	defer cancel()
+	resend := time.NewTicker(min(resendEvery, b.forwardTimeout/4))
+	defer resend.Stop()
+	for {
+		select {
+		case <-ack:
+			return
+		case <-wait.Done():
+			return
+		case <-resend.C:
+			select {
+			case <-ack: // it came while the tick did
+				return
+			default:
+			}
+			if err := b.notices.Publish(wait, cancelTopic, payload); err != nil && wait.Err() == nil {
+				b.m.RedisError(metrics.RedisOpNotice)
+			}
+		}
 	}
 }
 
-// onCancel handles a cancellation another replica (or this one) published.
-func (b *asks) onCancel(msg []byte) {
+// onCancel handles a cancellation another replica (or this one) published: the replica that
+// runs the request cancels it and tells the sender so, every copy alike (an acknowledgement
+// may be lost as the notice may).
+func (b *asks) onCancel(ctx context.Context, msg []byte) {
 	var n cancelNotice
 	if json.Unmarshal(msg, &n) != nil || len(n.ID) != 2*sha256.Size {
 		return
 	}
-	b.cancelLocal(runKey{binding: n.Binding, id: n.ID})
+	if !b.cancelLocal(runKey{binding: n.Binding, id: n.ID}) || !validReplyTopic(n.From) {
+		return
+	}
+	if _, ok := decodeCorr(n.Corr); !ok {
+		return
+	}
+	ack, err := json.Marshal(replyNotice{Type: noticeAck, Corr: n.Corr, OK: true})
+	if err != nil {
+		return
+	}
+	send := func() {
+		pctx, cancel := context.WithTimeout(ctx, b.forwardTimeout)
+		defer cancel()
+		if err := b.notices.Publish(pctx, n.From, ack); err != nil {
+			b.m.RedisError(metrics.RedisOpNotice)
+		}
+	}
+	// On a worker of the forwarded answers' (onReply), so that a Redis slow to take the
+	// acknowledgement does not hold up the cancellations behind it.
+	select {
+	case b.replyWorkers <- struct{}{}:
+		go func() {
+			defer func() { <-b.replyWorkers }()
+			send()
+		}()
+	default:
+		send()
+	}
 }
 
 // cancelLocal cancels the requests tracked under k on this replica and reports whether there

@@ -339,7 +339,7 @@ func (q *clientReq) notification() {
 			RequestID json.RawMessage `json:"requestId"`
 		}
 		if json.Unmarshal(q.msg.Params, &p) == nil && len(p.RequestID) > 0 {
-			q.e.asks.cancel(q.in.Context(), q.sess, p.RequestID)
+			q.e.asks.cancel(q.in.Context(), q.sess, q.in.BoundKey(), p.RequestID)
 		}
 	}
 	q.c.Accepted()

@@ -127,7 +127,7 @@ func (b *asks) acknowledged(c *answerClaims, caller string, ok bool) error {
 
 // onReply handles a message on this replica's reply topic: an answer forwarded by another
 // replica, which it checks as if the client had POSTed it here and then acknowledges, or the
-// acknowledgement of an answer it forwarded.
+// acknowledgement of an answer it forwarded or of a cancellation it sent (cancel.go).
 func (b *asks) onReply(ctx context.Context, msg []byte) {
 	var n replyNotice
 	if json.Unmarshal(msg, &n) != nil {
@@ -141,6 +141,9 @@ func (b *asks) onReply(ctx context.Context, msg []byte) {
 	case noticeAck:
 		b.mu.Lock()
 		ack := b.forwards[corr]
+		if ack == nil {
+			ack = b.cancels[corr]
+		}
 		b.mu.Unlock()
 		if ack != nil {
 			select {

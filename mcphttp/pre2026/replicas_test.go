@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,6 +28,8 @@ type droppingNotices struct {
 	raw     *redis.Client
 	channel func(topic string) string
 	kind    string
+	// topic, when set, makes the first notice on it the one dropped, whatever its kind.
+	topic   string
 	dropped atomic.Bool
 }
 
@@ -33,7 +37,11 @@ type droppingNotices struct {
 // of d.kind.
 func (d *droppingNotices) Publish(ctx context.Context, topic string, msg []byte) error {
 	var n replyNotice
-	if json.Unmarshal(msg, &n) != nil || n.Type != d.kind || !d.dropped.CompareAndSwap(false, true) {
+	match := topic == d.topic
+	if d.topic == "" {
+		match = json.Unmarshal(msg, &n) == nil && n.Type == d.kind
+	}
+	if !match || !d.dropped.CompareAndSwap(false, true) {
 		return d.Notices.Publish(ctx, topic, msg)
 	}
 	_, err := d.raw.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -134,4 +142,56 @@ func testAnswerSurvivesDrop(t *testing.T, kind string) {
 		t.Fatal("the answer's POST to B never ended")
 	}
 	rt.post.Store(&a.URL) // the session ends where its GET stream is
+}
+
+// TestCancelSurvivesDroppedSubscriptions: two replicas share a real Redis; a pre-2026 client's
+// slow call runs on replica A and its notifications/cancelled goes to replica B, which hands it
+// to A over Redis pub/sub. Redis drops every pub/sub connection (CLIENT KILL TYPE pubsub)
+// exactly as B publishes the cancellation: that notice reaches nobody. The backend must still
+// see its call cancelled, and the client get the call's end. Before, the notice went once and
+// was lost: the call ran on to its end.
+func TestCancelSurvivesDroppedSubscriptions(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	srv := testredis.Start(t)
+	a, b, sa, sb := twoReplicasOn(t, srv, be, mcphttp.Config{})
+	raw := rawRedis(t, srv)
+	prefix := store.RedisConfig{}.KeyPrefixOrDefault() + "notice:"
+	waitSubscribed(t, raw, prefix+cancelTopic, 2)
+	for _, e := range []*Edge{sa, sb} {
+		waitSubscribed(t, raw, prefix+e.asks.topic, 1)
+	}
+	drop := &droppingNotices{Notices: sb.asks.notices, raw: raw, topic: cancelTopic,
+		channel: func(topic string) string { return prefix + topic }}
+	sb.asks.notices = drop
+
+	sid, _ := legacyInit(t, a.URL, "2025-11-25", `{}`)
+	done := make(chan *response, 1)
+	go func() {
+		done <- do(t, "POST", a.URL, legacyHeaders("2025-11-25", sid),
+			`{"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":{"name":"be__slow","arguments":{"ms":20000}}}`)
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second) // fail-safe, well short of the call
+	defer cancel()
+	if err := be.WaitSlow(ctx, func(s mcptest.SlowStats) bool { return s.Started == 1 }); err != nil {
+		t.Fatal(err)
+	}
+	r := do(t, "POST", b.URL, legacyHeaders("2025-11-25", sid),
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1"}}`)
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("cancel on B: %d", r.Status)
+	}
+	if !drop.dropped.Load() {
+		t.Fatal("no notice was dropped: the test tested nothing")
+	}
+	if err := be.WaitSlow(ctx, func(s mcptest.SlowStats) bool { return s.Cancelled == 1 }); err != nil {
+		t.Fatalf("the backend call was not cancelled: %v", err)
+	}
+	select {
+	case r := <-done:
+		if r.Status != 200 || !strings.Contains(string(r.Body), "Request cancelled by the client") {
+			t.Fatalf("the cancelled call ended with %d %s", r.Status, r.Body)
+		}
+	case <-ctx.Done():
+		t.Fatal("the cancelled call's response did not end")
+	}
 }
