@@ -84,7 +84,7 @@ func scanToRPC(err error) *Error {
 	switch {
 	case errors.Is(se.Err, ErrSyntax):
 		return NewError(CodeParseError, "Parse error: invalid JSON")
-	case (errors.Is(se.Err, ErrDuplicateKey) || errors.Is(se.Err, ErrFoldedKey)) && se.Depth > 1:
+	case (errors.Is(se.Err, ErrDuplicateKey) || errors.Is(se.Err, ErrFoldedKey) || errors.Is(se.Err, ErrSurrogateKey)) && se.Depth > 1:
 		return NewError(CodeInvalidParams, "Invalid params: "+se.Error())
 	default:
 		return NewError(CodeInvalidRequest, "Invalid Request: "+se.Error())

@@ -19,6 +19,10 @@ var (
 	// ErrFoldedKey: two keys of one object are the same name under folding (see FoldKey),
 	// which case-insensitive decoders would read as one member.
 	ErrFoldedKey = errors.New("object keys differ only in case or punctuation")
+	// ErrSurrogateKey: an object key escapes half of a UTF-16 surrogate pair alone ("\ud800").
+	// Decoders disagree on such a name (Go and the gateway read U+FFFD, JavaScript keeps the
+	// lone half), so what the gateway checked would not be the name a backend acts on.
+	ErrSurrogateKey = errors.New("object key holds a lone surrogate escape")
 )
 
 // Default limits for Scan. They are far above anything a legitimate MCP message needs and far
@@ -232,6 +236,9 @@ func (s *scanner) object(i, depth int) (int, error) {
 		if !s.trusted {
 			key := s.data[start+1 : end-1]
 			if escaped {
+				if LoneSurrogate(key) {
+					return start, &ScanError{Err: ErrSurrogateKey, Offset: start, Depth: depth}
+				}
 				key = unescapeKey(key)
 			}
 			s.uriKey = s.uriKey || isURIKey(key)
