@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/legacysession"
@@ -144,30 +143,13 @@ func (b *asks) resendCancel(corr [16]byte, caller string, payload []byte, ack ch
 	}()
 	wait, cancel := context.WithTimeout(context.Background(), b.forwardTimeout)
 	defer cancel()
-	resend := time.NewTicker(min(resendEvery, b.forwardTimeout/4))
-	defer resend.Stop()
-	for {
-		select {
-		case <-ack:
-			return
-		case <-wait.Done():
-			return
-		case <-resend.C:
-			select {
-			case <-ack: // it came while the tick did
-				return
-			default:
-			}
-			if err := b.notices.Publish(wait, cancelTopic, payload); err != nil && wait.Err() == nil {
-				b.m.RedisError(metrics.RedisOpNotice)
-			}
-		}
-	}
+	b.resendUntilAcked(wait, cancelTopic, payload, ack)
 }
 
 // onCancel handles a cancellation another replica (or this one) published: the replica that
-// runs the request cancels it and tells the sender so, every copy alike (an acknowledgement
-// may be lost as the notice may).
+// runs the request cancels it and tells the sender so. A later copy finds nothing to cancel
+// and is not acknowledged, so a lost acknowledgement costs the sender resends until its
+// timeout, which change nothing.
 func (b *asks) onCancel(ctx context.Context, msg []byte) {
 	var n cancelNotice
 	if json.Unmarshal(msg, &n) != nil || len(n.ID) != 2*sha256.Size {
@@ -179,28 +161,9 @@ func (b *asks) onCancel(ctx context.Context, msg []byte) {
 	if _, ok := decodeCorr(n.Corr); !ok {
 		return
 	}
-	ack, err := json.Marshal(replyNotice{Type: noticeAck, Corr: n.Corr, OK: true})
-	if err != nil {
-		return
-	}
-	send := func() {
-		pctx, cancel := context.WithTimeout(ctx, b.forwardTimeout)
-		defer cancel()
-		if err := b.notices.Publish(pctx, n.From, ack); err != nil {
-			b.m.RedisError(metrics.RedisOpNotice)
-		}
-	}
-	// On a worker of the forwarded answers' (onReply), so that a Redis slow to take the
-	// acknowledgement does not hold up the cancellations behind it.
-	select {
-	case b.replyWorkers <- struct{}{}:
-		go func() {
-			defer func() { <-b.replyWorkers }()
-			send()
-		}()
-	default:
-		send()
-	}
+	// On a reply worker (onReply's), so that a Redis slow to take the acknowledgement does not
+	// hold up the cancellations behind it.
+	b.onReplyWorker(func() { b.acknowledge(ctx, n.From, n.Corr, true) })
 }
 
 // cancelLocal cancels the requests tracked under k on this replica and reports whether there

@@ -84,32 +84,74 @@ func (b *asks) forward(ctx context.Context, c *answerClaims, id, binding, caller
 		b.m.RedisError(metrics.RedisOpNotice)
 		return fmt.Errorf("%w: %w", errAsksUnavailable, err)
 	}
+	// Once taken the answer is acknowledged again; a failed resend is one copy fewer.
+	if ok, acked := b.resendUntilAcked(wait, topic, payload, ack); acked {
+		return b.acknowledged(c, caller, ok)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// The asking replica is gone (or cut off from Redis): the answer has nowhere to go, and
+	// neither will the next ones for it for a while.
+	b.m.LegacyAsk(c.kind.label(), metrics.AskLost)
+	b.markGone(c.replica)
+	return errBadAnswer
+}
+
+// resendUntilAcked publishes payload on topic again every resendEvery (it was published once
+// already) until ack says the receiver acted on it, or wait ends: Redis pub/sub reaches only who
+// is subscribed at that instant, and a replica making its subscription again after a dropped
+// connection misses what was sent meanwhile. acked says whether an acknowledgement came, ok
+// what it said. Forwarded answers and cancellations go this way.
+func (b *asks) resendUntilAcked(wait context.Context, topic string, payload []byte, ack <-chan bool) (ok, acked bool) {
 	resend := time.NewTicker(min(resendEvery, b.forwardTimeout/4))
 	defer resend.Stop()
 	for {
 		select {
 		case ok := <-ack: // before anything else: it may have come while a resend was published
-			return b.acknowledged(c, caller, ok)
+			return ok, true
 		default:
 		}
 		select {
 		case ok := <-ack:
-			return b.acknowledged(c, caller, ok)
+			return ok, true
 		case <-resend.C:
-			// Once taken the answer is acknowledged again; a failure here is one copy fewer.
 			if err := b.notices.Publish(wait, topic, payload); err != nil && wait.Err() == nil {
 				b.m.RedisError(metrics.RedisOpNotice)
 			}
 		case <-wait.Done():
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			// The asking replica is gone (or cut off from Redis): the answer has nowhere to go,
-			// and neither will the next ones for it for a while.
-			b.m.LegacyAsk(c.kind.label(), metrics.AskLost)
-			b.markGone(c.replica)
-			return errBadAnswer
+			return false, false
 		}
+	}
+}
+
+// acknowledge tells the replica listening on topic whether this one acted on its notice corr.
+func (b *asks) acknowledge(ctx context.Context, topic, corr string, ok bool) {
+	ack, err := json.Marshal(replyNotice{Type: noticeAck, Corr: corr, OK: ok})
+	if err != nil {
+		return
+	}
+	pctx, cancel := context.WithTimeout(ctx, b.forwardTimeout)
+	defer cancel()
+	if err := b.notices.Publish(pctx, topic, ack); err != nil {
+		b.m.RedisError(metrics.RedisOpNotice)
+	}
+}
+
+// onReplyWorker runs f on a goroutine of its own, up to maxReplyWorkers at once, or here when
+// every worker is busy (the subscription then waits): work that publishes an acknowledgement a
+// slow Redis is slow to take must not hold up the notices behind it, nor this replica's own
+// acknowledgements (they come on the same topic), or the replicas waiting for those would take a
+// live replica for gone.
+func (b *asks) onReplyWorker(f func()) {
+	select {
+	case b.replyWorkers <- struct{}{}:
+		go func() {
+			defer func() { <-b.replyWorkers }()
+			f()
+		}()
+	default:
+		f()
 	}
 }
 
@@ -155,20 +197,7 @@ func (b *asks) onReply(ctx context.Context, msg []byte) {
 		if !validReplyTopic(n.From) {
 			return
 		}
-		// Each answer is checked and acknowledged on a goroutine of its own, up to
-		// maxReplyWorkers at once: an acknowledgement Redis is slow to take must not hold up
-		// the answers behind it, nor this replica's own acknowledgements (they come on the same
-		// topic), or the replicas waiting for those would take a live replica for gone. With
-		// every worker busy the subscription waits, as it did before.
-		select {
-		case b.replyWorkers <- struct{}{}:
-			go func() {
-				defer func() { <-b.replyWorkers }()
-				b.takeForwarded(ctx, &n, corr)
-			}()
-		default:
-			b.takeForwarded(ctx, &n, corr)
-		}
+		b.onReplyWorker(func() { b.takeForwarded(ctx, &n, corr) })
 	}
 }
 
@@ -184,15 +213,7 @@ func (b *asks) takeForwarded(ctx context.Context, n *replyNotice, corr [16]byte)
 		}
 		took = took || b.usedBy(c.r, corr)
 	}
-	ack, err := json.Marshal(replyNotice{Type: noticeAck, Corr: n.Corr, OK: took})
-	if err != nil {
-		return
-	}
-	pctx, cancel := context.WithTimeout(ctx, b.forwardTimeout)
-	defer cancel()
-	if err := b.notices.Publish(pctx, n.From, ack); err != nil {
-		b.m.RedisError(metrics.RedisOpNotice)
-	}
+	b.acknowledge(ctx, n.From, n.Corr, took)
 }
 
 // decodeCorr parses a correlation id.
