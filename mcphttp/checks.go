@@ -113,7 +113,7 @@ func lookupMethod(table map[string]*handler, method string) (*handler, error) {
 // checked against the arguments once the tool is routed and authorized (stage bind-headers),
 // since that needs the tool's definition.
 func checkHeaders(h http.Header, hd *handler, method string, p *jsonrpc.Params) error {
-	if err := checkHeaderNames(h); err != nil {
+	if err := CheckHeaderNames(h); err != nil {
 		return err
 	}
 	if err := checkParamSyntax(h, method); err != nil {
@@ -148,11 +148,12 @@ func checkHeaders(h http.Header, hd *handler, method string, p *jsonrpc.Params) 
 	return CheckNameHeader(h, want, true)
 }
 
-// checkHeaderNames refuses a header that is named as one of those stage headers compares with
+// CheckHeaderNames refuses a header that is named as one of those stage headers compares with
 // the body, but with '_' for '-' (mcpheader.ReadsAs): servers that expose headers as CGI or WSGI
 // variables read the two as one header, so an intermediary of that kind in front of the gateway
-// could route on a value the gateway never compared with the body.
-func checkHeaderNames(h http.Header) error {
+// could route on a value the gateway never compared with the body. The pre-2026 edge calls it
+// too: its client may send such a header as well.
+func CheckHeaderNames(h http.Header) error {
 	for k := range h {
 		if as := mcpheader.ReadsAs(k); as != "" {
 			return headerMismatch("Header mismatch: the " + quote(k) + " header reads as " + as +
@@ -161,9 +162,6 @@ func checkHeaderNames(h http.Header) error {
 	}
 	return nil
 }
-
-// CheckHeaderNames is checkHeaderNames for another edge, whose client may send such a header too.
-func CheckHeaderNames(h http.Header) error { return checkHeaderNames(h) }
 
 // CheckNameHeader checks the Mcp-Name header against want, the name or URI of the body, the base64
 // sentinel decoded first. required refuses a missing header; without it only a present header
