@@ -64,11 +64,18 @@ type fixture struct {
 // newFixture compiles cfgs (validated first) into a Set with a JSON log and recording metrics.
 func newFixture(t *testing.T, now func() time.Time, cfgs ...Config) *fixture {
 	t.Helper()
+	return newFixtureWith(t, Deps{Now: now}, cfgs...)
+}
+
+// newFixtureWith is newFixture with deps (its log and metrics replaced by the fixture's).
+func newFixtureWith(t *testing.T, deps Deps, cfgs ...Config) *fixture {
+	t.Helper()
 	if err := Validate(cfgs); err != nil {
 		t.Fatal(err)
 	}
 	f := &fixture{metrics: &recMetrics{}, logs: &mcptest.LogBuffer{}}
-	set, err := New(cfgs, Deps{Log: slog.New(slog.NewJSONHandler(f.logs, nil)), Now: now, Metrics: f.metrics})
+	deps.Log, deps.Metrics = slog.New(slog.NewJSONHandler(f.logs, nil)), f.metrics
+	set, err := New(cfgs, deps)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -729,11 +729,20 @@ func TestNoCallerKeyRefused(t *testing.T) {
 // and refuse their calls even where the interceptor is failOpen (the caller's own doing, as its
 // slots are: a caller must not switch a check off for itself by provoking large answers), and
 // every byte is given back after.
+//
+// The interceptor's maxResponseBytes is 1 MiB and the budget the least Validate allows for it
+// (answerShareDivisor shares of answerHold answers), so every size below stands in the same
+// proportion to the share as with the defaults (8 MiB answers, 24 MiB shares) at an eighth of
+// the bytes: the SDK's server encodes, and the gateway reads, about 60 MiB of answers per case
+// with the defaults, which took 25-50 s a case under -race on a loaded 2-core machine and ran
+// past the invocation's own timeouts there. TestLargestAnswerFitsShare keeps the defaults.
 func TestAnswersShareOneCallerCannotFailOthers(t *testing.T) {
 	const (
-		bigAnswer  = 6 << 20 // each of the first caller's answers
-		stallAfter = 5 << 20 // where they stop arriving
-		otherSize  = 7 << 20 // the other caller's answer
+		maxAnswer  = 1 << 20           // the interceptor's maxResponseBytes
+		bigAnswer  = maxAnswer * 6 / 8 // each of the first caller's answers
+		stallAfter = maxAnswer * 5 / 8 // where they stop arriving
+		otherSize  = maxAnswer * 7 / 8 // the other caller's answer
+		budgetSize = answerShareDivisor * answerHold * maxAnswer
 	)
 	big, other := answerOf(bigAnswer), answerOf(otherSize)
 	handler := func(ctx context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
@@ -748,7 +757,11 @@ func TestAnswersShareOneCallerCannotFailOthers(t *testing.T) {
 				srv, cfg := tc.start(t)
 				cfg.FailOpen = failOpen
 				cfg.Timeout = 5 * time.Minute // the stalled answers are released by the test, not timed out
-				f := newFixture(t, nil, cfg)
+				cfg.MaxResponseBytes = maxAnswer
+				f := newFixtureWith(t, Deps{MaxAnswerBytesInFlight: budgetSize}, cfg)
+				if share := f.set.shares.Max(); share != answerHold*maxAnswer {
+					t.Fatalf("a caller's share is %d bytes, want %d", share, answerHold*maxAnswer)
+				}
 				budget := f.set.results
 				perCaller := cfg.WithDefaults().MaxConcurrentPerCaller
 				settled, release := srv.Stall("stall", stallAfter)
