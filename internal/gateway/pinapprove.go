@@ -84,13 +84,9 @@ func (a pinAdmin) approve(ctx context.Context, inv invocation, args []string) er
 	warnInvisible(stderr, current)
 	cur := current.Backends[backend]
 	w := manifestWriter{pinAdmin: a, st: st, sealer: sealer, backend: backend}
-	n := 0
-	for _, kind := range pins.Kinds {
-		changed, err := approveKind(ctx, w, cfg.Pins, kind, cur, want, stdout)
-		if err != nil {
-			return err
-		}
-		n += changed
+	n, err := approveAll(ctx, w, cfg.Pins, cur, want, stdout)
+	if err != nil {
+		return err
 	}
 	if len(want) > 0 {
 		var missing []string
@@ -104,49 +100,77 @@ func (a pinAdmin) approve(ctx context.Context, inv invocation, args []string) er
 	return nil
 }
 
-// approveKind writes the manifest of one kind with the approved items and reports each change.
-// want's entries of kind are removed as they are found. The changes are made of the manifest
-// as the write finds it: pins a replica's first contact or another approval stored meanwhile
-// stay (manifestWriter.update).
-func approveKind(ctx context.Context, w manifestWriter, pc *pins.Config, kind pins.Kind,
-	cur *pins.BackendPins, want map[itemRef]bool, out io.Writer) (int, error) {
-	var picked []string
-	for _, k := range cur.Keys(kind) {
-		if ref := (itemRef{kind, k}); want == nil || want[ref] {
-			picked = append(picked, k)
-			delete(want, ref)
+// approveKind makes the manifest of one kind with the approved items of the one stored (s,
+// possibly nil) and returns it with the report of each change; none when nothing changes.
+// want's entries of kind were picked (and removed) by the caller.
+func approveKind(w manifestWriter, pc *pins.Config, kind pins.Kind, cur *pins.BackendPins, picked []string,
+	want map[itemRef]bool, s storedManifests) (*pins.Manifest, []string, error) {
+	var report []string
+	old := s.ms[kind]
+	switch {
+	case s.err != nil && want != nil:
+		return nil, nil, fmt.Errorf("%w; approve the whole backend (without --item) to pin it again", s.err)
+	case old == nil:
+		old = &pins.Manifest{Backend: w.backend, Kind: kind, Pins: map[string]*pins.Definition{}}
+	}
+	next := &pins.Manifest{Backend: w.backend, Kind: kind, Pins: map[string]*pins.Definition{}}
+	if want != nil {
+		maps.Copy(next.Pins, old.Pins)
+	}
+	for _, k := range picked {
+		d := cur.Get(kind, k)
+		next.Pins[k] = d
+		if c := pins.Classify(old.Pins[k], d); !c.Empty() {
+			report = append(report, fmt.Sprintf("pinned %s %q (%s)", kind, k, c))
+		}
+	}
+	for _, k := range old.Keys() {
+		if next.Pins[k] == nil {
+			report = append(report, fmt.Sprintf("unpinned %s %q (no longer listed)", kind, k))
+		}
+	}
+	if len(report) == 0 && s.ms[kind] != nil && s.err == nil {
+		return nil, nil, nil
+	}
+	return next, report, pc.Fits(next)
+}
+
+// approveAll writes the backend's record once with the approved items of every kind, and
+// reports each change: a replica sees all of the approval or none of it. The changes are made
+// of the record as the write finds it: pins a replica's first contact or another approval
+// stored meanwhile stay (manifestWriter.update).
+func approveAll(ctx context.Context, w manifestWriter, pc *pins.Config, cur *pins.BackendPins, want map[itemRef]bool, out io.Writer) (int, error) {
+	picked := map[pins.Kind][]string{}
+	for _, kind := range pins.Kinds {
+		for _, k := range cur.Keys(kind) {
+			if ref := (itemRef{kind, k}); want == nil || want[ref] {
+				picked[kind] = append(picked[kind], k)
+				delete(want, ref)
+			}
 		}
 	}
 	var report []string
-	_, err := w.update(ctx, kind, func(s storedManifest) (*pins.Manifest, error) {
+	_, err := w.update(ctx, func(s storedManifests) (map[pins.Kind]*pins.Manifest, error) {
 		report = report[:0]
-		old := s.m
-		switch {
-		case s.err != nil && want != nil:
-			return nil, fmt.Errorf("%w; approve the whole backend (without --item) to pin it again", s.err)
-		case old == nil:
-			old = &pins.Manifest{Backend: w.backend, Kind: kind, Pins: map[string]*pins.Definition{}}
+		next := maps.Clone(s.ms)
+		if next == nil {
+			next = map[pins.Kind]*pins.Manifest{}
 		}
-		next := &pins.Manifest{Backend: w.backend, Kind: kind, Pins: map[string]*pins.Definition{}}
-		if want != nil {
-			maps.Copy(next.Pins, old.Pins)
-		}
-		for _, k := range picked {
-			d := cur.Get(kind, k)
-			next.Pins[k] = d
-			if c := pins.Classify(old.Pins[k], d); !c.Empty() {
-				report = append(report, fmt.Sprintf("pinned %s %q (%s)", kind, k, c))
+		changed := false
+		for _, kind := range pins.Kinds {
+			m, lines, err := approveKind(w, pc, kind, cur, picked[kind], want, s)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", kind, err)
+			}
+			if m != nil {
+				next[kind], changed = m, true
+				report = append(report, lines...)
 			}
 		}
-		for _, k := range old.Keys() {
-			if next.Pins[k] == nil {
-				report = append(report, fmt.Sprintf("unpinned %s %q (no longer listed)", kind, k))
-			}
-		}
-		if len(report) == 0 && s.found && s.err == nil {
+		if !changed {
 			return nil, nil
 		}
-		return next, pc.Fits(next)
+		return next, nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("pins approve: %w", err)
@@ -177,25 +201,25 @@ func (a pinAdmin) reseal(ctx context.Context, inv invocation, args []string) err
 			return err
 		}
 		w := manifestWriter{pinAdmin: a, st: st, sealer: sealer, backend: backend}
-		for _, kind := range pins.Kinds {
-			wrote, err := w.update(ctx, kind, func(s storedManifest) (*pins.Manifest, error) {
-				return s.m, s.err // sealed again as it is; nothing written when there is none
-			})
-			if err != nil {
-				st.Close()
-				return fmt.Errorf("pins reseal: %s %s: %w", backend, kind, err)
+		wrote, err := w.update(ctx, func(s storedManifests) (map[pins.Kind]*pins.Manifest, error) {
+			if len(s.ms) == 0 {
+				return nil, s.err // nothing written when there is none
 			}
-			if wrote {
-				n++
-			}
-		}
+			return s.ms, s.err // sealed again as it is
+		})
 		st.Close()
+		if err != nil {
+			return fmt.Errorf("pins reseal: %s: %w", backend, err)
+		}
+		if wrote {
+			n++
+		}
 	}
 	fmt.Fprintf(stdout, "sealed %d record(s) of pins under the newest key\n", n)
 	return nil
 }
 
-// manifestWriter changes one backend's trust-on-first-use manifests in the shared store.
+// manifestWriter changes one backend's trust-on-first-use record in the shared store.
 type manifestWriter struct {
 	pinAdmin
 	st      store.Store
@@ -203,35 +227,36 @@ type manifestWriter struct {
 	backend string
 }
 
-// storedManifest is a manifest as a command read it: m is nil when the store holds none
-// (found false) or it does not open (err, wrapping pins.ErrManifest).
-type storedManifest struct {
-	m     *pins.Manifest
+// storedManifests is a backend's record as a command read it, a manifest per kind: ms is
+// empty when the store holds none (found false) or it does not open (err, wrapping
+// pins.ErrManifest). Without a record, ms holds the per-kind records of earlier releases.
+type storedManifests struct {
+	ms    map[pins.Kind]*pins.Manifest
 	found bool
 	err   error
 }
 
-// update writes the manifest change makes of the one stored for kind (nothing when change
-// returns none), only while the store still holds what change was given: a replica's first
-// contact, another operator's approval or reseal that wrote in between is read again and
-// change called again with it, so no pin they stored is overwritten. It gives up after
-// manifestAttempts such races. wrote reports whether it wrote.
-func (w manifestWriter) update(ctx context.Context, kind pins.Kind, change func(storedManifest) (*pins.Manifest, error)) (wrote bool, err error) {
-	key := pins.ManifestKey(w.backend, kind)
+// update writes the record change makes of the one stored (nothing when change returns none),
+// once, every kind together, only while the store still holds what change was given: a
+// replica's first contact, another operator's approval or reseal that wrote in between is read
+// again and change called again with it, so no pin they stored is overwritten. It gives up
+// after manifestAttempts such races. wrote reports whether it wrote.
+func (w manifestWriter) update(ctx context.Context, change func(storedManifests) (map[pins.Kind]*pins.Manifest, error)) (wrote bool, err error) {
+	key := pins.ManifestsKey(w.backend)
 	for range manifestAttempts {
-		raw, found, err := w.st.Get(ctx, key)
-		if err != nil {
-			return false, fmt.Errorf("reading the pins of %s %s: %w", w.backend, kind, err)
-		}
-		s := storedManifest{found: found}
-		if found {
-			s.m, s.err = pins.OpenManifest(w.sealer, w.backend, kind, raw)
+		raw, found, ms, err := pins.ReadManifests(ctx, w.st.Get, w.sealer, w.backend)
+		s := storedManifests{ms: ms, found: found}
+		switch {
+		case errors.Is(err, pins.ErrManifest):
+			s.ms, s.err = nil, err
+		case err != nil:
+			return false, fmt.Errorf("reading the pins of %s: %w", w.backend, err)
 		}
 		next, err := change(s)
 		if err != nil || next == nil {
 			return false, err
 		}
-		sealed, err := pins.SealManifest(w.sealer, next)
+		sealed, err := pins.SealManifests(w.sealer, w.backend, next)
 		if err != nil {
 			return false, err
 		}
@@ -245,14 +270,14 @@ func (w manifestWriter) update(ctx context.Context, kind pins.Kind, change func(
 			wrote, _, err = w.st.SetNX(ctx, key, sealed, 0)
 		}
 		if err != nil {
-			return false, fmt.Errorf("writing the pins of %s %s: %w", w.backend, kind, err)
+			return false, fmt.Errorf("writing the pins of %s: %w", w.backend, err)
 		}
 		if wrote {
 			return true, nil
 		}
 	}
-	return false, fmt.Errorf("%w: the pins of %s %s were written by someone else (a replica's first contact, another approve or reseal) "+
-		"%d times between this command's read and its write; nothing was written for them: run it again", errManifestBusy, w.backend, kind, manifestAttempts)
+	return false, fmt.Errorf("%w: the pins of %s were written by someone else (a replica's first contact, another approve or reseal) "+
+		"%d times between this command's read and its write; nothing was written: run it again", errManifestBusy, w.backend, manifestAttempts)
 }
 
 // tofuAdmin opens the shared store and the manifests' sealer for an operator's command on a

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
@@ -38,11 +40,11 @@ func runPinAdmin(t *testing.T, a pinAdmin, args ...string) (string, error) {
 	return stdout.String(), err
 }
 
-// onceOn is a beforeWrite hook running fn once, at the write of backend's tool pins.
+// onceOn is a beforeWrite hook running fn once, at the write of backend's pins.
 func onceOn(backend string, fn func()) func(string) {
 	done := false
 	return func(key string) {
-		if key == pins.ManifestKey(backend, pins.KindTool) && !done {
+		if key == pins.ManifestsKey(backend) && !done {
 			done = true
 			fn()
 		}
@@ -121,7 +123,7 @@ func TestPinApproveGivesUp(t *testing.T) {
 	cfg := tofuConfigFile(t, redis, files)
 	writes := 0
 	reseal := func(key string) {
-		if key != pins.ManifestKey("files", pins.KindTool) {
+		if key != pins.ManifestsKey("files") {
 			return
 		}
 		writes++
@@ -169,5 +171,42 @@ func TestPinResealKeepsApproval(t *testing.T) {
 	r := startPinned(t, &pins.Config{Mode: pins.ModeTOFU}, func(c *Config) { c.Redis.URL = redis.URL(); c.MRTR.Keys = onlyK2 }, files)
 	if names := listNames(t, r.gw, "tools/list"); !slices.Equal(names, []string{"files__t", "files__u"}) {
 		t.Errorf("after the reseal, under the newest key alone: %v, want both tools pinned\n%s", names, r.log.String())
+	}
+}
+
+// TestPinApproveSeenWhole: 'pins approve' of a backend whose tools and prompts both changed is
+// seen by a replica reading the pins at any moment of the command either wholly or not at all:
+// never the new tools with the old prompts. It used to write one record per kind, one after
+// the other, so a replica reading between them (or after a crash between them) served the
+// approved tool and held the approved prompt. The replica here starts afresh at each of the
+// command's writes (the hook runs before each), so it reads the store then, not its cache.
+func TestPinApproveSeenWhole(t *testing.T) {
+	redis := testredis.Start(t)
+	noPrompt := func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{}, nil
+	}
+	files := mcptest.StartServer(t, "files", mcptest.WithoutDefaults(), mcptest.WithTool(tool("t", "Touch a file.", nil, nil), noopTool),
+		mcptest.WithPrompt(&mcp.Prompt{Name: "p", Description: "Plan."}, noPrompt))
+	first := tofuReplica(t, redis, nil, files)
+	_, _ = listNames(t, first.gw, "tools/list"), listNames(t, first.gw, "prompts/list") // first contact of both kinds
+	files.MCP().AddTool(tool("u", "Use a file.", nil, nil), noopTool)
+	files.MCP().AddPrompt(&mcp.Prompt{Name: "q", Description: "Query."}, noPrompt)
+	cfg := tofuConfigFile(t, redis, files)
+	seen := func() (tools, prompts bool) {
+		r := tofuReplica(t, redis, nil, files)
+		return slices.Contains(listNames(t, r.gw, "tools/list"), "files__u"), slices.Contains(listNames(t, r.gw, "prompts/list"), "files__q")
+	}
+	writes := 0
+	midway := func(string) {
+		writes++
+		if tools, prompts := seen(); tools || prompts {
+			t.Errorf("before write %d of the approval a replica serves the approved tool: %v, the approved prompt: %v; want neither yet", writes, tools, prompts)
+		}
+	}
+	if out, err := runPinAdmin(t, pinAdmin{beforeWrite: midway}, "approve", "--config", cfg, "--backend", "files"); err != nil || !strings.Contains(out, "approved 2 change(s)") {
+		t.Fatalf("pins approve: %v\n%s", err, out)
+	}
+	if tools, prompts := seen(); !tools || !prompts {
+		t.Errorf("after the approval a replica serves the approved tool: %v, the approved prompt: %v; want both", tools, prompts)
 	}
 }

@@ -18,7 +18,7 @@ import (
 const pinStoreTimeout = 2 * time.Second
 
 // tofuStore keeps trust-on-first-use pins in the shared store without expiry: one sealed
-// manifest per backend and kind, whose existence also records that first contact happened.
+// record per backend, whose manifest of a kind also records that first contact happened.
 type tofuStore struct{ s store.Store }
 
 // Get implements pins.TOFUStore.
@@ -33,6 +33,13 @@ func (t tofuStore) SetNX(ctx context.Context, key string, value []byte) (bool, [
 	ctx, cancel := context.WithTimeout(ctx, pinStoreTimeout)
 	defer cancel()
 	return t.s.SetNX(ctx, key, value, 0)
+}
+
+// Swap implements pins.TOFUStore.
+func (t tofuStore) Swap(ctx context.Context, key string, old, value []byte) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, pinStoreTimeout)
+	defer cancel()
+	return t.s.Swap(ctx, key, old, value)
 }
 
 // newPinGuard builds tool-definition pinning from the pins section: nil when the section is

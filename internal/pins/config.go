@@ -140,10 +140,10 @@ func (c *Config) retention() time.Duration {
 }
 
 // MaxSealedBytes is the largest sealed record of trust-on-first-use pins a store may hold for
-// c: the canonical text of MaxBytesPerBackend and its member names, with room for the
-// record's framing and the seal's base64 encoding.
+// c: one backend's record holds every kind, each the canonical text of MaxBytesPerBackend and
+// its member names, with room for the record's framing and the seal's base64 encoding.
 func (c *Config) MaxSealedBytes() int {
-	return (c.maxPinBytes()+c.maxPins()*256+4096)*4/3 + 1024
+	return len(Kinds)*(c.maxPinBytes()+c.maxPins()*256+4096)*4/3 + 1024
 }
 
 // BackendConfig is one backend's overrides.

@@ -170,7 +170,8 @@ type Listed struct {
 // In tofu mode the first list of a backend pins its items (first contact); later items are
 // new. When the pins cannot be read (the store does not answer and this replica has not read
 // them before, or they do not open) every item is ClassUnverified: blocked, and refused as
-// unavailable; items of other backends and kinds are not affected.
+// unavailable; items of other backends are not affected (nor, while the store is down, the
+// kinds this replica read before).
 func (g *Guard) CheckList(ctx context.Context, backend string, kind Kind, items []Listed) map[string]Verdict {
 	if !g.Enabled(backend) {
 		return nil

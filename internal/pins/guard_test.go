@@ -47,6 +47,20 @@ func (s *mapStore) SetNX(_ context.Context, key string, value []byte) (bool, []b
 	return true, nil, nil
 }
 
+func (s *mapStore) Swap(_ context.Context, key string, old, value []byte) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sets++
+	if s.fail {
+		return false, errors.New("down")
+	}
+	if v, ok := s.m[key]; !ok || !bytes.Equal(v, old) {
+		return false, nil
+	}
+	s.m[key] = append([]byte(nil), value...)
+	return true, nil
+}
+
 func (s *mapStore) setFail(f bool) {
 	s.mu.Lock()
 	s.fail = f
@@ -222,12 +236,12 @@ func TestGuardTOFUFirstContact(t *testing.T) {
 	}
 	// An operator's approval (a new record in the store) is read after the recheck interval,
 	// not before.
-	approved, err := SealManifest(s, &Manifest{Backend: "be", Kind: KindTool,
-		Pins: map[string]*Definition{"a": def(t, KindTool, a1), "b": def(t, KindTool, b1), "c": def(t, KindTool, c1)}})
+	approved, err := SealManifests(s, "be", map[Kind]*Manifest{KindTool: {Backend: "be", Kind: KindTool,
+		Pins: map[string]*Definition{"a": def(t, KindTool, a1), "b": def(t, KindTool, b1), "c": def(t, KindTool, c1)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.m[ManifestKey("be", KindTool)] = approved
+	st.m[ManifestsKey("be")] = approved
 	if v := a.CheckList(ctx, "be", KindTool, listed(t, KindTool, a1, b1, c1)); !v["c"].Blocked() {
 		t.Errorf("approval read before the recheck interval: %+v", v["c"])
 	}
@@ -271,18 +285,18 @@ func TestGuardTOFUSealed(t *testing.T) {
 		}
 	}
 	clear := func(_ *mapStore) {
-		plain, _ := Encode(map[string]any{"v": 2.0, "backend": "be", "kind": "tool", "pins": map[string]any{
-			"a": map[string]any{"name": "a", "description": "A, changed.", "inputSchema": map[string]any{"type": "object"}}}})
-		st.m[ManifestKey("be", KindTool)] = plain
+		plain, _ := Encode(map[string]any{"v": 3.0, "backend": "be", "kinds": map[string]any{"tool": map[string]any{
+			"a": map[string]any{"name": "a", "description": "A, changed.", "inputSchema": map[string]any{"type": "object"}}}}})
+		st.m[ManifestsKey("be")] = plain
 	}
 	otherKey := func(_ *mapStore) {
-		forged, err := SealManifest(testSealer(t, "k2"), &Manifest{Backend: "be", Kind: KindTool, Pins: map[string]*Definition{"a": def(t, KindTool, a2)}})
+		forged, err := SealManifests(testSealer(t, "k2"), "be", map[Kind]*Manifest{KindTool: {Backend: "be", Kind: KindTool, Pins: map[string]*Definition{"a": def(t, KindTool, a2)}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		st.m[ManifestKey("be", KindTool)] = forged
+		st.m[ManifestsKey("be")] = forged
 	}
-	copied := func(_ *mapStore) { st.m[ManifestKey("be", KindTool)] = st.m[ManifestKey("other", KindTool)] }
+	copied := func(_ *mapStore) { st.m[ManifestsKey("be")] = st.m[ManifestsKey("other")] }
 	for name, tamper := range map[string]func(*mapStore){"in clear": clear, "another key": otherKey, "another backend's": copied} {
 		t.Run(name, func(t *testing.T) {
 			saved := map[string][]byte{}

@@ -22,7 +22,11 @@ import (
 // It is written apart from the records (another slot), in an order that keeps every live record
 // listed: an entry is added or raised before the record is written or its deadline moved, and
 // a put adds it again after; an entry may outlive its record (readers find no record and move
-// on) until its score passes.
+// on) until its score passes. Beside the set, in its slot, a hash holds for each owner the
+// mark of the put that last indexed it (its call's token and its absolute deadline), which the
+// put also writes beside its record (recMark): a removal takes the entry only while the mark
+// there is the removed record's, so a put of the same owner and name by another replica, landing
+// between the removal's two steps, keeps its entry (recUnindexScript).
 //
 // The previous layout put every record in one slot ({rec}: a hash per owner of bare records, a
 // set per name of owners). Its records are moved into the new layout when their owner is met
@@ -43,6 +47,13 @@ const (
 	// recGoneBy prefixes the token of the call that removed a record (recDeleteScript);
 	// replicas of earlier releases skip it as they skip every NUL field.
 	recGoneBy = "\x00b:"
+	// recMark prefixes the mark of the put that wrote a record (see recUnindexScript). It
+	// stays after the record goes, until the next put or move under the name.
+	recMark = "\x00m:"
+	// recMarksSuffix and recSweepSuffix make the keys of a name's marks and of their next
+	// sweep from its index's key: the same hash tag, so the same slot.
+	recMarksSuffix = "m"
+	recSweepSuffix = "s"
 	// moveWindow is how long a tombstone stops a move: far longer than one move runs.
 	moveWindow = 10 * time.Minute
 )
@@ -77,7 +88,8 @@ return 0
 `
 
 // recPutScript is PutRecord and AddRecord. KEYS: owner's hash. ARGV: name, value, max count,
-// max bytes, "1" to store only while owner has no live record under name, now, idle, absolute.
+// max bytes, "1" to store only while owner has no live record under name, now, idle, absolute,
+// the put's mark (recIndexScript).
 // Returns 1 when stored, 0 over the budget, -1 when a record is there (AddRecord) that is not
 // value (value itself: this call's earlier attempt stored it, see Records.SwapRecord). The
 // owner's records that expired are removed first.
@@ -109,7 +121,7 @@ if count > tonumber(ARGV[3]) or bytes > tonumber(ARGV[4]) then
 end
 local a = now + tonumber(ARGV[8])
 local i = math.min(now + tonumber(ARGV[7]), a)
-redis.call('HSET', KEYS[1], name, ARGV[2], '` + recIdle + `' .. name, i, '` + recAbsolute + `' .. name, a)
+redis.call('HSET', KEYS[1], name, ARGV[2], '` + recIdle + `' .. name, i, '` + recAbsolute + `' .. name, a, '` + recMark + `' .. name, ARGV[9])
 redis.call('HDEL', KEYS[1], '` + recGone + `' .. name, '` + recGoneBy + `' .. name)
 if redis.call('PEXPIRETIME', KEYS[1]) < i then redis.call('PEXPIREAT', KEYS[1], i) end
 return 1
@@ -142,22 +154,78 @@ local servernow = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 // tombstone lifetime (ms), the call's token (Redis.token). It leaves a tombstone, so that a
 // move of the previous layout's record, begun before, does not bring it back, and beside it
 // the token of the call that removed the record: a name without a record whose remover holds
-// this call's token was removed by this call's earlier attempt, and counts as removed.
+// this call's token was removed by this call's earlier attempt, and counts as removed. Returns
+// 1 when removed (else 0) and the mark of the last put under name (empty for none).
 const recDeleteScript = serverMs + `
 local name = ARGV[1]
 local cur = redis.call('HGET', KEYS[1], name)
+local mark = redis.call('HGET', KEYS[1], '` + recMark + `' .. name) or ''
 if not cur and redis.call('HGET', KEYS[1], '` + recGoneBy + `' .. name) == ARGV[5] then
-  return 1
+  return {1, mark}
 end
 if ARGV[2] == '1' and cur ~= ARGV[3] then
-  return 0
+  return {0, mark}
 end
 local n = redis.call('HDEL', KEYS[1], name, '` + recIdle + `' .. name, '` + recAbsolute + `' .. name)
 redis.call('HSET', KEYS[1], '` + recGone + `' .. name, servernow, '` + recGoneBy + `' .. name, ARGV[5])
 local gone = servernow + tonumber(ARGV[4])
 if redis.call('PEXPIRETIME', KEYS[1]) < gone then redis.call('PEXPIREAT', KEYS[1], gone) end
-if n > 0 then return 1 end
+if n > 0 then return {1, mark} end
+return {0, mark}
+`
+
+// recIndexScript is a put's first index write. KEYS: name's index, name's marks. ARGV: owner,
+// idle deadline, the put's mark: its call's token and absolute deadline (ms), which no other
+// put repeats. The owner's entry is added or raised (ZADD GT) and its mark set, in one step.
+const recIndexScript = `
+redis.call('ZADD', KEYS[1], 'GT', ARGV[2], ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
 return 0
+`
+
+// recUnindexScript is a removal's index step. KEYS: name's index, name's marks. ARGV: owner,
+// the mark the removal found beside the record. The entry goes only while the owner's mark is
+// that one: a put since (another replica's, landing between the record's removal and this)
+// marked the entry anew, and it stays with that put's record. An entry no put of this release
+// marked (written before it, or by a move) has the empty mark.
+const recUnindexScript = `
+if (redis.call('HGET', KEYS[2], ARGV[1]) or '') ~= ARGV[2] then return 0 end
+redis.call('HDEL', KEYS[2], ARGV[1])
+return redis.call('ZREM', KEYS[1], ARGV[1])
+`
+
+// recUnindexOldScript is a removal's step in the previous layout. KEYS: the old hash, the old
+// set. ARGV: owner, name, "1" to compare, old. The record goes when it is (or, without
+// comparing, whatever it is), and the owner leaves the set only when no record stays: the
+// listing goes with the record, never without it.
+const recUnindexOldScript = `
+local cur = redis.call('HGET', KEYS[1], ARGV[2])
+if cur and (ARGV[3] ~= '1' or cur == ARGV[4]) then
+  redis.call('HDEL', KEYS[1], ARGV[2])
+  cur = false
+end
+if not cur then redis.call('SREM', KEYS[2], ARGV[1]) end
+return 0
+`
+
+// recCountScript is CountRecords. KEYS: name's index, name's marks, the time of the marks'
+// next sweep. ARGV: now, the time between sweeps (ms). The entries whose deadline passed go,
+// then the others are counted. When a sweep is due, the marks whose absolute deadline passed
+// go too (no record they mark can be live): a sweep reads every mark, so it runs at most once
+// per period, not on every count (the vault-size metric counts on every scrape).
+const recCountScript = `
+local now = tonumber(ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local due = tonumber(redis.call('GET', KEYS[3]))
+if not due or due <= now then
+  local marks = redis.call('HGETALL', KEYS[2])
+  for k = 1, #marks, 2 do
+    local a = tonumber(string.match(marks[k + 1], ' (%d+)$'))
+    if not a or a <= now then redis.call('HDEL', KEYS[2], marks[k]) end
+  end
+  redis.call('SET', KEYS[3], now + tonumber(ARGV[2]), 'PX', 2 * tonumber(ARGV[2]))
+end
+return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')
 `
 
 // recAdoptScript writes records of the previous layout into an owner's hash, each only where
@@ -173,6 +241,7 @@ for k = 5, #ARGV, 2 do
   local gone = tonumber(redis.call('HGET', KEYS[1], '` + recGone + `' .. name))
   if redis.call('HEXISTS', KEYS[1], name) == 0 and not (gone and servernow - gone < tonumber(ARGV[4])) then
     redis.call('HSET', KEYS[1], name, rec, '` + recIdle + `' .. name, i, '` + recAbsolute + `' .. name, a)
+    redis.call('HDEL', KEYS[1], '` + recMark + `' .. name)
     n = n + 1
   end
 end
@@ -201,6 +270,10 @@ func (r redisRecords) ownerKey(owner string) string {
 
 func (r redisRecords) nameKey(name string) string {
 	return r.prefix + recNameTag + b64Digest(name) + "}"
+}
+
+func (r redisRecords) marksKey(name string) string {
+	return r.nameKey(name) + recMarksSuffix
 }
 
 func (r redisRecords) oldOwnerKey(owner string) string {
@@ -282,8 +355,9 @@ func (r redisRecords) getRecord(ctx context.Context, owner, name string, life Re
 	return []byte(rec), want, nil
 }
 
-// PutRecord implements Records: the index, the script, the index again (so a removal of the
-// entry racing the put leaves the put's record listed).
+// PutRecord implements Records: the index (marked as this put's), the script, the index again
+// (so that a removal by a replica of the previous release, which takes the entry whatever its
+// mark, leaves the put's record listed).
 func (r *Redis) PutRecord(ctx context.Context, owner, name string, value []byte, b Budget, life RecordLife) (bool, error) {
 	return redisRecords{r}.putRecord(ctx, owner, name, value, b, life, "0")
 }
@@ -303,15 +377,18 @@ func (r redisRecords) putRecord(ctx context.Context, owner, name string, value [
 	if _, err := r.moveOwner(ctx, owner, life); err != nil {
 		return false, err
 	}
-	deadline, _ := life.deadlines()
-	if err := r.index(ctx, name, owner, ms(deadline)); err != nil {
+	deadline, absolute := life.deadlines()
+	mark := r.token() + " " + strconv.FormatInt(ms(absolute), 10)
+	if err := r.run(func() error {
+		return r.recIndex.Run(ctx, r.client, []string{r.nameKey(name), r.marksKey(name)}, owner, ms(deadline), mark).Err()
+	}); err != nil {
 		return false, err
 	}
 	var n int64
 	err := r.run(func() error {
 		var err error
 		n, err = r.recPut.Run(ctx, r.client, []string{r.ownerKey(owner)}, name, value, b.Count, b.Bytes, onlyNew,
-			ms(life.Now), life.Idle.Milliseconds(), life.Absolute.Milliseconds()).Int64()
+			ms(life.Now), life.Idle.Milliseconds(), life.Absolute.Milliseconds(), mark).Int64()
 		return err
 	})
 	switch {
@@ -350,33 +427,37 @@ func (s *Redis) SwapRecord(ctx context.Context, owner, name string, old, value [
 	return true, nil
 }
 
-// DeleteRecord implements Records: the record (leaving a tombstone), then its index entry, and
-// the previous layout's record and entry, if any.
+// DeleteRecord implements Records: the record (leaving a tombstone), then its index entry
+// while it is the removed record's (recUnindexScript), and the previous layout's record and
+// entry, if any.
 func (s *Redis) DeleteRecord(ctx context.Context, owner, name string, old []byte) (bool, error) {
 	r := redisRecords{s}
 	compare := "0"
 	if old != nil {
 		compare = "1"
 	}
-	var n int64
+	var res []any
 	err := r.run(func() error {
 		var err error
-		n, err = r.recDelete.Run(ctx, r.client, []string{r.ownerKey(owner)}, name, compare, old,
-			moveWindow.Milliseconds(), s.token()).Int64()
+		res, err = r.recDelete.Run(ctx, r.client, []string{r.ownerKey(owner)}, name, compare, old,
+			moveWindow.Milliseconds(), s.token()).Slice()
 		return err
 	})
-	if err != nil || (n == 0 && old != nil) {
+	if err != nil {
 		return false, err
+	}
+	n, _ := res[0].(int64)
+	mark, _ := res[1].(string)
+	if n == 0 && old != nil {
+		return false, nil
+	}
+	if s.beforeUnindex != nil {
+		s.beforeUnindex()
 	}
 	err = r.run(func() error {
 		pipe := r.client.Pipeline()
-		pipe.ZRem(ctx, r.nameKey(name), owner)
-		if old == nil {
-			pipe.HDel(ctx, r.oldOwnerKey(owner), name)
-		} else {
-			pipe.Eval(ctx, recDropOldScript, []string{r.oldOwnerKey(owner)}, name, old)
-		}
-		pipe.SRem(ctx, r.oldNameKey(name), owner)
+		pipe.Eval(ctx, recUnindexScript, []string{r.nameKey(name), r.marksKey(name)}, owner, mark)
+		pipe.Eval(ctx, recUnindexOldScript, []string{r.oldOwnerKey(owner), r.oldNameKey(name)}, owner, name, compare, old)
 		_, err := pipe.Exec(ctx)
 		return err
 	})
@@ -449,25 +530,24 @@ func (s *Redis) NameOwners(ctx context.Context, name string, life RecordLife, fn
 }
 
 // CountRecords implements Records: the previous layout's owners of name are moved first (so
-// the records nobody meets any more get deadlines too), the sorted set pruned, then counted.
+// the records nobody meets any more get deadlines too), the sorted set and the marks pruned,
+// then counted.
 func (s *Redis) CountRecords(ctx context.Context, name string, life RecordLife) (int64, error) {
 	r := redisRecords{s}
 	if err := r.moveName(ctx, name, life); err != nil {
 		return 0, err
 	}
-	now := strconv.FormatInt(ms(life.Now), 10)
-	var count *redis.IntCmd
+	var count int64
 	err := r.run(func() error {
-		pipe := r.client.TxPipeline()
-		pipe.ZRemRangeByScore(ctx, r.nameKey(name), "-inf", now)
-		count = pipe.ZCount(ctx, r.nameKey(name), "("+now, "+inf")
-		_, err := pipe.Exec(ctx)
+		var err error
+		count, err = r.recCount.Run(ctx, r.client, []string{r.nameKey(name), r.marksKey(name), r.nameKey(name) + recSweepSuffix},
+			ms(life.Now), max(life.Idle/touchSlack, time.Minute).Milliseconds()).Int64()
 		return err
 	})
 	if err != nil {
 		return 0, err
 	}
-	return count.Val(), nil
+	return count, nil
 }
 
 // moveOwner moves owner's records of the previous layout into the new one: read, indexed,

@@ -13,7 +13,8 @@ import (
 // TestRedisRecordsLeaveRedis: what Records writes to Redis goes by itself. An owner's hash
 // expires at the latest idle deadline it holds (a caller who never comes back leaves no key),
 // a read that moves a deadline moves the hash's expiry, and a name's index drops the entries
-// whose deadline passed when it is counted: it cannot grow with callers long gone.
+// whose deadline passed when it is counted, and the marks of its puts those past their absolute
+// deadline: neither can grow with callers long gone.
 func TestRedisRecordsLeaveRedis(t *testing.T) {
 	srv := testredis.Start(t)
 	r := newRedisStore(t, RedisConfig{URL: srv.URL(), KeyPrefix: "x:"})
@@ -54,6 +55,18 @@ func TestRedisRecordsLeaveRedis(t *testing.T) {
 	}
 	if ttl, _ := raw.PTTL(ctx, redisRecords{r}.ownerKey("o1")).Result(); ttl <= 0 || ttl > time.Hour {
 		t.Errorf("an unused owner's hash has PTTL %s, want at most Idle", ttl)
+	}
+	// The puts' marks beside the index go when no record they mark can live: past Absolute.
+	marks := redisRecords{r}.marksKey("n")
+	if n, _ := raw.HLen(ctx, marks).Result(); n != 50 {
+		t.Errorf("the index's marks hold %d entries before Absolute, want 50", n)
+	}
+	life.Now = now.Add(3*time.Hour + time.Minute)
+	if n, err := r.CountRecords(ctx, "n", life); err != nil || n != 0 {
+		t.Errorf("CountRecords past Absolute = %d %v, want 0", n, err)
+	}
+	if n, _ := raw.HLen(ctx, marks).Result(); n != 0 {
+		t.Errorf("the index's marks hold %d entries past Absolute, want none", n)
 	}
 }
 
@@ -155,4 +168,8 @@ func TestRedisRecordsSpreadOverSlots(t *testing.T) {
 	if got, err := r.OwnerRecords(ctx, "owner-3", life); err != nil || len(got) != 2 {
 		t.Errorf("OwnerRecords = %q %v", got, err)
 	}
+	t.Run("removal racing a put", func(t *testing.T) {
+		cfg := RedisConfig{Addrs: []string{srv.Addr()}, Cluster: true, KeyPrefix: "race:"}
+		testRecordIndexFollowsARemoval(t, newRedisStore(t, cfg), newRedisStore(t, cfg))
+	})
 }

@@ -68,9 +68,9 @@ type Redis struct {
 	lease  *redis.Script
 	// hold and release keep hold budgets (hold.go).
 	hold, release *redis.Script
-	// recGet, recPut, recSwap, recDelete and recAdopt are the scripts of Records
+	// recGet, recPut, recSwap, recDelete, recAdopt and the others are the scripts of Records
 	// (records_redis.go).
-	recGet, recTouch, recPut, recSwap, recDelete, recAdopt *redis.Script
+	recGet, recTouch, recPut, recSwap, recDelete, recAdopt, recIndex, recCount *redis.Script
 	// swap is Swap (swap.go).
 	swap *redis.Script
 	// replay records single-use ids per owner (replay.go).
@@ -95,6 +95,9 @@ type Redis struct {
 	tokenSeq  atomic.Uint64
 	// charges marks rate-limit charges (ratecharge.go).
 	charges chargeMarks
+	// beforeUnindex, when set (tests only), runs in DeleteRecord after the record went and
+	// before its index entry does: tests land another replica's write there.
+	beforeUnindex func()
 }
 
 var _ Store = (*Redis)(nil)
@@ -134,6 +137,8 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 		recPut:    redis.NewScript(recPutScript),
 		recSwap:   redis.NewScript(recSwapScript),
 		recDelete: redis.NewScript(recDeleteScript),
+		recIndex:  redis.NewScript(recIndexScript),
+		recCount:  redis.NewScript(recCountScript),
 		swap:      redis.NewScript(swapScript),
 
 		waitReplicas: cfg.WaitReplicas,

@@ -52,7 +52,11 @@ type Store interface {
 	// another writer stored in between (trust-on-first-use pins: an operator's
 	// approval and a replica's first contact). A key already holding value
 	// counts as swapped, as for SetNX: callers write values no other write
-	// repeats (sealed under a fresh nonce).
+	// repeats (sealed under a fresh nonce). A nil value removes the key while
+	// it holds old (compare-and-delete: a reader that drops what it read
+	// leaves what another writer stored in between); swapped is then true also
+	// when the key is absent (old is gone either way: a copy sent again finds
+	// its first attempt's removal).
 	Swap(ctx context.Context, key string, old, value []byte) (swapped bool, err error)
 	// Delete removes the value stored under key, if any (Set, SetNX and Swap
 	// values).

@@ -5,11 +5,18 @@ import (
 	"context"
 )
 
-// swapScript is Swap. KEYS: the value's key. ARGV: old, value. Returns 1 when the key holds
-// value afterwards: swapped now, or by this call's earlier attempt (a resend, see Store.SetNX).
-// SET … KEEPTTL keeps the expiry the key had (Redis 6.0 or later).
+// swapScript is Swap. KEYS: the value's key. ARGV: old, value, "1" to remove the key instead.
+// Returns 1 when the key holds value afterwards: swapped now, or by this call's earlier
+// attempt (a resend, see Store.SetNX); removing, when the key no longer holds old. SET …
+// KEEPTTL keeps the expiry the key had (Redis 6.0 or later).
 const swapScript = `
 local cur = redis.call('GET', KEYS[1])
+if ARGV[3] == '1' then
+  if not cur then return 1 end
+  if cur ~= ARGV[1] then return 0 end
+  redis.call('DEL', KEYS[1])
+  return 1
+end
 if cur == ARGV[2] then return 1 end
 if cur ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
@@ -23,7 +30,11 @@ func (r *Redis) Swap(ctx context.Context, key string, old, value []byte) (bool, 
 	if err != nil {
 		return false, err
 	}
-	n, err := r.swap.Run(ctx, r.client, []string{redisKey(r.prefix, kindValue, key)}, old, value).Int64()
+	remove := "0"
+	if value == nil {
+		remove = "1"
+	}
+	n, err := r.swap.Run(ctx, r.client, []string{redisKey(r.prefix, kindValue, key)}, old, value, remove).Int64()
 	if err = r.done(probe, err); err != nil {
 		return false, err
 	}
@@ -44,6 +55,13 @@ func (m *Memory) Swap(_ context.Context, key string, old, value []byte) (bool, e
 		defer sh.mu.Unlock()
 		e, ok := sh.entries[k]
 		switch {
+		case value == nil:
+			// Compare-and-delete: old is gone once the key holds something else or nothing.
+			swapped = !ok || e.expires <= now || bytes.Equal(e.value, old)
+			if ok && swapped {
+				sh.del(k)
+			}
+			return nil
 		case !ok || e.expires <= now:
 			return nil
 		case bytes.Equal(e.value, value):

@@ -11,7 +11,7 @@ import (
 // contractSwap: a value is replaced only while it still holds what the writer read, so of two
 // writers that read the same value one swaps and the other learns it came second (and reads
 // again); the value keeps its expiry; a write sent again finds its own value and counts as
-// swapped.
+// swapped. A nil value is a compare-and-delete.
 func contractSwap(t *testing.T, h harness) {
 	ctx := context.Background()
 	get := func(key string) string {
@@ -51,6 +51,26 @@ func contractSwap(t *testing.T, h harness) {
 		if err != nil || swapped != s.want || get("pin") != s.holds {
 			t.Fatalf("%s: Swap(%q → %q) = %v, %v, holds %q; want %v, holding %q", s.name, s.old, s.value, swapped, err, get("pin"), s.want, s.holds)
 		}
+	}
+	// A nil value removes the key while it holds old, and only then (compare-and-delete).
+	removals := []struct {
+		name  string
+		old   string
+		want  bool
+		holds string
+	}{
+		{"from a value it no longer holds", "v2", false, "v3"},
+		{"from what it holds", "v3", true, "<none>"},
+		{"sent again after its answer was lost", "v3", true, "<none>"},
+	}
+	for _, s := range removals {
+		swapped, err := h.store.Swap(ctx, "pin", []byte(s.old), nil)
+		if err != nil || swapped != s.want || get("pin") != s.holds {
+			t.Fatalf("removal %s: Swap(%q → nil) = %v, %v, holds %q; want %v, holding %q", s.name, s.old, swapped, err, get("pin"), s.want, s.holds)
+		}
+	}
+	if swapped, err := h.store.Swap(ctx, "pin-empty", nil, []byte{}); err != nil || swapped {
+		t.Fatalf("Swap of an absent key to an empty value = %v, %v; want not swapped (an empty value is a value, not a removal)", swapped, err)
 	}
 	// The expiry stays the one the value was written with.
 	const ttl = time.Second

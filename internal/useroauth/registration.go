@@ -46,6 +46,9 @@ type asClient struct {
 	// beforeFlight, when set (tests only), runs after dynamicClient found no client and before
 	// the flight.
 	beforeFlight func()
+	// beforeForget, when set (tests only), runs in forgetClient after it read the stored
+	// registration and before it removes it: tests land another replica's registration there.
+	beforeForget func()
 	// clientName is the name the gateway registers under; pages is where its pages are
 	// (BaseURL and Path), under which redirectURL and documentURL are.
 	clientName, pages string
@@ -173,7 +176,10 @@ func (a *asClient) registrationKey(st *backendState, d *discovered) string {
 // registered client c: it no longer knows it (servers clean up registrations). Kept, the client
 // would fail every refresh and connect until a restart; forgotten here and in the store (while
 // the store still holds it), the next use registers anew. The users' tokens were issued to the
-// old client: their records are dropped on their next use and they connect again.
+// old client: their records are dropped on their next use and they connect again. The store's
+// value goes only while it is the one read (a compare-and-delete): another replica that met
+// invalid_client first may have registered anew in between, and its client, which every
+// replica then uses, stays.
 func (a *asClient) forgetClient(ctx context.Context, st *backendState, d *discovered, c client) {
 	if st.cfg.registration() != RegistrationDynamic {
 		return // the operator's client (or the metadata document's): nothing to register
@@ -182,7 +188,10 @@ func (a *asClient) forgetClient(ctx context.Context, st *backendState, d *discov
 	st.forgetClient(key, c.ID)
 	if raw, ok, err := a.store.Get(ctx, key); err == nil && ok {
 		if r, err := a.openRegistered(raw); err != nil || r.ID == c.ID {
-			_ = a.store.Delete(ctx, key)
+			if a.beforeForget != nil {
+				a.beforeForget()
+			}
+			_, _ = a.store.Swap(ctx, key, raw, nil)
 		}
 	}
 	a.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: the authorization server no longer knows the gateway's registered client; it registers again",

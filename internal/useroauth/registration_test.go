@@ -205,3 +205,49 @@ func TestRegisteredClientForgotten(t *testing.T) {
 	}
 	expectContains(t, "the log", f.log.String(), "no longer knows the gateway's registered client")
 }
+
+// TestForgottenClientKeepsANewerRegistration: two replicas meet invalid_client for the same
+// dropped client. The one that reads the stored registration second, after the first already
+// registered anew and stored its new client, must not remove that new client: it removes the
+// stored registration only while it is the dropped one. It used to remove whatever was there,
+// so every replica registered yet again (an orphan client at the server per round) and the
+// tokens issued meanwhile to the new client were dropped with it.
+func TestForgottenClientKeepsANewerRegistration(t *testing.T) {
+	t.Parallel()
+	for _, redis := range []bool{false, true} {
+		t.Run(map[bool]string{false: "memory", true: "redis"}[redis], func(t *testing.T) {
+			f := newFixture(t, fixtureOptions{redis: redis, registration: RegistrationDynamic, authServer: realop.AuthServerOptions{Registration: true}})
+			other := newFixture(t, fixtureOptions{replicaOf: f, sharedURL: true, registration: RegistrationDynamic})
+			ctx := t.Context()
+			st, ost := f.svc.backends[backendName], other.svc.backends[backendName]
+			d, dropped, err := f.svc.serverAndClient(ctx, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			od, c, err := other.svc.serverAndClient(ctx, ost)
+			if err != nil || c.ID != dropped.ID {
+				t.Fatalf("the other replica's client: %q, %v; want the stored %q", c.ID, err, dropped.ID)
+			}
+			f.as.RemoveClient(dropped.ID)
+			var fresh client
+			f.svc.oauth.beforeForget = func() {
+				// The other replica met invalid_client first: it forgot the client and registered anew.
+				other.svc.oauth.forgetClient(ctx, ost, od, dropped)
+				if _, fresh, err = other.svc.serverAndClient(ctx, ost); err != nil || fresh.ID == dropped.ID {
+					t.Errorf("the other replica's new client: %q, %v", fresh.ID, err)
+				}
+			}
+			f.svc.oauth.forgetClient(ctx, st, d, dropped)
+			f.svc.oauth.beforeForget = nil
+			sent := f.asLink.registerSent.Load()
+			for _, svc := range []*Service{f.svc, other.svc} {
+				if _, c, err := svc.serverAndClient(ctx, svc.backends[backendName]); err != nil || c.ID != fresh.ID {
+					t.Errorf("a replica's client after both forgot the dropped one: %q, %v; want the new %q", c.ID, err, fresh.ID)
+				}
+			}
+			if n := f.asLink.registerSent.Load() - sent; n != 0 {
+				t.Errorf("%d registrations after the new client was stored, want none", n)
+			}
+		})
+	}
+}
