@@ -1,7 +1,6 @@
 package vault
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -253,7 +252,10 @@ func (v *Vault) Count(ctx context.Context, backend string) (int64, error) {
 // Lock takes who's refresh lock for backend for ttl, across replicas: ok is false when another
 // replica holds it. release gives it back, unless it ran out and another replica took it since:
 // each taking stores a value of its own, and release removes the lock only while it holds that
-// value (a read then a delete: a lock taken in between is the one case it cannot tell).
+// value, the comparison and the removal one step (store.Swap): a read then a delete would
+// remove a lock another replica took between the two, and two refreshes of one refresh token
+// could then run at once (which an authorization server detecting reuse answers by revoking
+// the user's grant).
 func (v *Vault) Lock(ctx context.Context, who Caller, backend string, ttl time.Duration) (release func(), ok bool, err error) {
 	key := lockPrefix + string(who.Owner()) + "\x00" + backend
 	mine := []byte(rand.Text())
@@ -264,9 +266,7 @@ func (v *Vault) Lock(ctx context.Context, who Caller, backend string, ttl time.D
 	return func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
-		if cur, ok, err := v.locks.Get(dctx, key); err == nil && ok && bytes.Equal(cur, mine) {
-			_ = v.locks.Delete(dctx, key)
-		}
+		_, _ = v.locks.Swap(dctx, key, mine, nil)
 	}, true, nil
 }
 

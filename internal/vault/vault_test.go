@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -71,6 +72,7 @@ func TestVault(t *testing.T) {
 			t.Run("swap and delete act on what was read", func(t *testing.T) { testSwap(t, open) })
 			t.Run("every record of a backend", func(t *testing.T) { testEachOfBackend(t, open) })
 			t.Run("refresh lock", func(t *testing.T) { testLock(t, open) })
+			t.Run("a release leaves a lock taken as it reads", func(t *testing.T) { testLockTakenDuringRelease(t, open) })
 			t.Run("take removes before the caller revokes", func(t *testing.T) { testTake(t, open) })
 		})
 	}
@@ -289,6 +291,59 @@ func testLock(t *testing.T, open func(t *testing.T) (store.Records, store.Store)
 	late()
 	if _, ok, err := v1.Lock(ctx, alice, "late", time.Minute); err != nil || ok {
 		t.Errorf("a late release freed another replica's lock: %v %v", ok, err)
+	}
+}
+
+// takeover is a shared store where, the moment a release looks at the lock key (reads it, or
+// compares and removes it in one step), the lock runs out and another replica takes it: the
+// one instant a read and then a delete cannot tell from the holder's own lock.
+type takeover struct {
+	store.Store
+	key  string
+	take func()
+	once sync.Once
+}
+
+func (s *takeover) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	v, ok, err := s.Store.Get(ctx, key)
+	if key == s.key {
+		s.once.Do(s.take)
+	}
+	return v, ok, err
+}
+
+func (s *takeover) Swap(ctx context.Context, key string, old, value []byte) (bool, error) {
+	if key == s.key {
+		s.once.Do(s.take)
+	}
+	return s.Store.Swap(ctx, key, old, value)
+}
+
+func testLockTakenDuringRelease(t *testing.T, open func(t *testing.T) (store.Records, store.Store)) {
+	recs, locks := open(t)
+	ctx := context.Background()
+	key := lockPrefix + string(alice.Owner()) + "\x00" + "saas"
+	v2 := newVault(t, recs, locks, keyA)
+	took := false
+	shared := &takeover{Store: locks, key: key, take: func() {
+		// The first holder's lock ran out (removed here as its expiry would) and the second
+		// replica takes it.
+		if err := locks.Delete(ctx, key); err != nil {
+			t.Error(err)
+		}
+		_, took, _ = v2.Lock(ctx, alice, "saas", time.Minute)
+	}}
+	v1 := newVault(t, recs, shared, keyA)
+	release, ok, err := v1.Lock(ctx, alice, "saas", time.Minute)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	release()
+	if !took {
+		t.Fatal("the second replica did not take the lock during the release")
+	}
+	if _, ok, err := newVault(t, recs, locks, keyA).Lock(ctx, alice, "saas", time.Minute); err != nil || ok {
+		t.Errorf("the first holder's release removed the lock the second replica took: a third took it (%v, %v)", ok, err)
 	}
 }
 
