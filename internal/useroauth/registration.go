@@ -131,12 +131,16 @@ func (a *asClient) loadOrRegister(ctx context.Context, st *backendState, d *disc
 	if c, ok := st.cachedClient(key, a.now()); ok {
 		return c, nil // a flight that ended just before this one began
 	}
-	if raw, ok, err := a.store.Get(ctx, key); err != nil {
+	raw, ok, err := a.store.Get(ctx, key)
+	if err != nil {
 		return client{}, fmt.Errorf("%w: %s: the shared store: %w", ErrAuthServer, st.cfg.Name, err)
-	} else if ok {
+	}
+	if ok {
 		if r, err := a.openRegistered(raw); err == nil && (r.Expires.IsZero() || a.now().Before(r.Expires)) {
 			return st.keepClient(key, r), nil
 		}
+	} else {
+		raw = nil
 	}
 	if err := st.coolingDown(key, a.now()); err != nil {
 		return client{}, err
@@ -152,6 +156,15 @@ func (a *asClient) loadOrRegister(ctx context.Context, st *backendState, d *disc
 	var ttl time.Duration
 	if !r.Expires.IsZero() {
 		ttl = max(r.Expires.Sub(a.now()), time.Second)
+	}
+	if raw != nil {
+		// The stored registration is one no replica can use (sealed with a key since rotated
+		// out, damaged, or past its expiry): removed while it is still the one read, so that
+		// this client is stored for every replica. Kept, it would refuse every replica's store
+		// below and each would register a client of its own, on every start.
+		if _, err := a.store.Swap(ctx, key, raw, nil); err != nil {
+			return client{}, fmt.Errorf("%w: %s: the shared store: %w", ErrAuthServer, st.cfg.Name, err)
+		}
 	}
 	stored, current, err := a.store.SetNX(ctx, key, sealed, ttl)
 	if err != nil {

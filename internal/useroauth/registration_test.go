@@ -251,3 +251,49 @@ func TestForgottenClientKeepsANewerRegistration(t *testing.T) {
 		})
 	}
 }
+
+// TestUnreadableRegistrationIsReplacedOnce: a stored registration no replica can open (sealed
+// with a key the operator has since rotated out, or damaged) is replaced by the first replica
+// that registers anew, and only while it is still the one read; every other replica then
+// uses that client. Kept, it blocked every replica's store of its new client (SetNX), so each
+// replica registered a client of its own on every start, without end when the record has no
+// expiry.
+func TestUnreadableRegistrationIsReplacedOnce(t *testing.T) {
+	t.Parallel()
+	for _, redis := range []bool{false, true} {
+		t.Run(map[bool]string{false: "memory", true: "redis"}[redis], func(t *testing.T) {
+			f := newFixture(t, fixtureOptions{redis: redis, registration: RegistrationDynamic, authServer: realop.AuthServerOptions{Registration: true}})
+			ctx := t.Context()
+			st := f.svc.backends[backendName]
+			d, first, err := f.svc.serverAndClient(ctx, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := f.svc.oauth.registrationKey(st, d)
+			if err := f.store.Set(ctx, key, []byte("sealed with a key no replica holds"), time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			sent := f.asLink.registerSent.Load()
+			a := newFixture(t, fixtureOptions{replicaOf: f, sharedURL: true, registration: RegistrationDynamic})
+			b := newFixture(t, fixtureOptions{replicaOf: f, sharedURL: true, registration: RegistrationDynamic})
+			_, ca, err := a.svc.serverAndClient(ctx, a.svc.backends[backendName])
+			if err != nil || ca.ID == first.ID {
+				t.Fatalf("the first replica's client over an unreadable registration: %q, %v", ca.ID, err)
+			}
+			_, cb, err := b.svc.serverAndClient(ctx, b.svc.backends[backendName])
+			if err != nil || cb.ID != ca.ID {
+				t.Errorf("the second replica's client: %q, %v; want the first replica's %q", cb.ID, err, ca.ID)
+			}
+			if n := f.asLink.registerSent.Load() - sent; n != 1 {
+				t.Errorf("%d registrations after the stored one became unreadable, want 1", n)
+			}
+			raw, ok, err := f.store.Get(ctx, key)
+			if err != nil || !ok {
+				t.Fatalf("the stored registration: %v, %v", ok, err)
+			}
+			if r, err := f.svc.oauth.openRegistered(raw); err != nil || r.ID != ca.ID {
+				t.Errorf("the stored registration: %q, %v; want %q", r.ID, err, ca.ID)
+			}
+		})
+	}
+}
