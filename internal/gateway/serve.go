@@ -120,7 +120,7 @@ func (g *gateway) serveUntil(ctx context.Context, errc <-chan error, reload *rel
 		case err := <-errc:
 			return err
 		case <-reload.signals():
-			reload.report(g.reloadFrom(ctx, reload.load))
+			reload.report(g.reloadFrom(ctx, reload))
 		case <-ctx.Done():
 			return nil
 		}
