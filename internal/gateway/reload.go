@@ -224,6 +224,8 @@ func (g *gateway) apply(n *nextSet) {
 		// fetches any more; those of an issuer c no longer trusts end now.
 		c.auth.Authenticator().Replaces(prev.auth.Authenticator())
 	}
+	// Those whose caller c would refuse end now and are opened again under c.
+	g.endRefusedStreams(prev, c)
 	// Calls in flight finish on prev; its listens end now and their clients listen again
 	// under c, rather than receive notifications filtered by the replaced policy until
 	// server.shutdownTimeout.

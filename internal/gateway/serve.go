@@ -357,6 +357,9 @@ type components struct {
 	// and circuit changes reach the gauges, which describe what new requests meet.
 	current atomic.Bool
 	gate    gate
+	// streams are the GET streams open on the set, judged when a reload replaces it
+	// (streams.go).
+	streams streamSet
 	cancel  context.CancelFunc // ends the set's background work; nil until started
 	closing sync.Once
 	// retired is closed once the set, replaced, has been closed and forgotten (or the process
