@@ -41,12 +41,6 @@ type Listeners struct {
 	MCP, Admin string
 }
 
-// serve runs the gateway until ctx is done, then drains: not-ready first while still serving,
-// then stop accepting and let in-flight requests finish (docs/deploy.md).
-func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout, stderr io.Writer, started chan<- Listeners) error {
-	return run(ctx, cfg, runOptions{getenv: getenv, stderr: stderr, started: started})
-}
-
 // runOptions are what run needs besides the configuration.
 type runOptions struct {
 	getenv  func(string) string
@@ -805,5 +799,5 @@ func ServeOn(ctx context.Context, cfg *Config, mcpLn, adminLn net.Listener, stdo
 // NewConfig and have passed Complete: the demo serves through here, so it runs exactly what
 // `serve` runs, defaults included.
 func Serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer, started chan<- Listeners) error {
-	return serve(ctx, cfg, func(string) string { return "" }, stdout, stderr, started)
+	return run(ctx, cfg, runOptions{getenv: func(string) string { return "" }, stderr: stderr, started: started})
 }
