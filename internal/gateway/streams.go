@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/mcphttp"
@@ -34,7 +35,20 @@ type streamSet struct {
 	open map[*openStream]struct{}
 	// accepts is set when the set is replaced: a stream for whose Authorization header it
 	// reports false ends, also one that opens later (admitted just before the replacement).
-	accepts func(authorization string) bool
+	accepts acceptance
+}
+
+// acceptance judges a stream by its Authorization header, within ctx.
+type acceptance struct {
+	accepts func(ctx context.Context, authorization string) bool
+	timeout time.Duration // the bound of one judgement, or of all those made at once
+}
+
+// judge reports whether a accepts authorization, given the time a's timeout allows.
+func (a acceptance) judge(authorization string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
+	defer cancel()
+	return a.accepts(ctx, authorization)
 }
 
 // openStream is one GET stream: its Authorization header as it came (kept by the request for
@@ -60,7 +74,7 @@ func (s *streamSet) track(r *http.Request) (*http.Request, func()) {
 	s.open[st] = struct{}{}
 	accepts := s.accepts
 	s.mu.Unlock()
-	if accepts != nil && !accepts(st.authorization) {
+	if accepts.accepts != nil && !accepts.judge(st.authorization) {
 		end(errAuthReplaced)
 	}
 	return r.WithContext(ctx), func() {
@@ -71,19 +85,21 @@ func (s *streamSet) track(r *http.Request) (*http.Request, func()) {
 	}
 }
 
-// judge ends the streams open now, and those opened later, whose Authorization header accepts
-// refuses, and returns how many of those open now it ended.
-func (s *streamSet) judge(accepts func(authorization string) bool) int {
+// judge ends the streams open now, and those opened later, whose Authorization header a
+// refuses, and returns how many of those open now it ended. Those open now share one timeout.
+func (s *streamSet) judge(a acceptance) int {
 	s.mu.Lock()
-	s.accepts = accepts
+	s.accepts = a
 	open := make([]*openStream, 0, len(s.open))
 	for st := range s.open {
 		open = append(open, st)
 	}
 	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
+	defer cancel()
 	n := 0
 	for _, st := range open {
-		if !accepts(st.authorization) {
+		if !a.accepts(ctx, st.authorization) {
 			st.end(errAuthReplaced)
 			n++
 		}
@@ -94,32 +110,30 @@ func (s *streamSet) judge(accepts func(authorization string) bool) int {
 // endRefusedStreams ends prev's streams whose caller c, replacing it, would not accept
 // (streamAcceptance), and logs how many ended.
 func (g *gateway) endRefusedStreams(prev, c *components) {
-	accepts, done := streamAcceptance(prev, c)
-	if accepts == nil {
+	a := streamAcceptance(prev, c)
+	if a.accepts == nil {
 		return
 	}
-	defer done()
-	if n := prev.streams.judge(accepts); n > 0 {
+	if n := prev.streams.judge(a); n > 0 {
 		g.log.Info("streams opened under the replaced authentication ended; their clients open them again under the new one",
 			"streams", n)
 	}
 }
 
-// streamAcceptance is how a stream of prev is judged once c replaces it: nil when both serve
-// without authentication (nothing to judge); refusing every stream when authentication was
-// turned on or off; else verifying the stream's token as c does a request's now. The
-// verifications share one issuer fetch timeout, after which the rest are refused (fail closed:
-// their clients reconnect); done releases it.
-func streamAcceptance(prev, c *components) (accepts func(string) bool, done func()) {
+// streamAcceptance is how a stream of prev is judged once c replaces it: not at all when both
+// serve without authentication; refusing every stream when authentication was turned on or
+// off; else verifying the stream's token as c does a request's now, within c's issuer fetch
+// timeout, after which a stream is refused (fail closed: its client reconnects).
+func streamAcceptance(prev, c *components) acceptance {
 	switch {
 	case prev.auth == nil && c.auth == nil:
-		return nil, nil
+		return acceptance{}
 	case prev.auth == nil || c.auth == nil:
-		return func(string) bool { return false }, func() {}
+		return acceptance{accepts: func(context.Context, string) bool { return false }, timeout: time.Second}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(c.cfg.Auth.FetchTimeout, authz.DefaultFetchTimeout))
 	auth := c.auth
-	return func(authorization string) bool { return acceptsToken(ctx, auth, authorization) }, cancel
+	return acceptance{accepts: func(ctx context.Context, authorization string) bool { return acceptsToken(ctx, auth, authorization) },
+		timeout: cmp.Or(c.cfg.Auth.FetchTimeout, authz.DefaultFetchTimeout)}
 }
 
 // acceptsToken reports whether auth accepts the token of an Authorization header: a Bearer token
