@@ -348,8 +348,8 @@ func (c *Config) validate() error {
 	errs = append(errs, validateRuleUpstreams(c)...)
 	errs = append(errs, c.validateMetaToolNames()...)
 	errs = append(errs, c.validateHeaderNames()...)
-	errs = append(errs, c.validateProcess()...)
-	errs = append(errs, c.validateAuthentication()...)
+	errs = append(errs, validateProcess(c)...)
+	errs = append(errs, validateAuthentication(c)...)
 	errs = append(errs, c.MRTR.validate()...)
 	errs = append(errs, c.Redis.validate()...)
 	errs = append(errs, c.Tracing.validate()...)
@@ -357,12 +357,12 @@ func (c *Config) validate() error {
 	errs = append(errs, c.validateUserOAuth()...)
 	errs = append(errs, c.validateInterceptors()...)
 	errs = append(errs, c.Search.validate()...)
-	errs = append(errs, c.validateCompiled()...)
+	errs = append(errs, validateCompiled(c)...)
 	return errors.Join(errs...)
 }
 
 // validateProcess checks the listeners, the admin routes and the log.
-func (c *Config) validateProcess() []error {
+func validateProcess(c *Config) []error {
 	var errs []error
 	at := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
 	errs = append(errs, validateListeners(c.Server.Listen, c.Admin.Listen)...)
@@ -386,7 +386,7 @@ func (c *Config) validateProcess() []error {
 
 // validateAuthentication checks authentication, or its absence, and what the backends need of
 // it.
-func (c *Config) validateAuthentication() []error {
+func validateAuthentication(c *Config) []error {
 	var errs []error
 	at := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
 	if c.Auth.Disabled && !IsLoopbackAddr(c.Server.Listen) && !c.forceNoAuth {
@@ -408,7 +408,7 @@ func (c *Config) validateAuthentication() []error {
 
 // validateCompiled checks what is validated by compiling it: the guardrails, the pins, the rate
 // limits, the secrets' references and the backends.
-func (c *Config) validateCompiled() []error {
+func validateCompiled(c *Config) []error {
 	var errs []error
 	if err := c.Guardrails.Validate(); err != nil {
 		errs = append(errs, err)
