@@ -338,7 +338,6 @@ func addUpstream(c *Config, spec string) error {
 // *configerr.Error naming the setting's key path in the file.
 func (c *Config) validate() error {
 	var errs []error
-	at := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
 	if err := c.serverConfig().Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -349,6 +348,23 @@ func (c *Config) validate() error {
 	errs = append(errs, validateRuleUpstreams(c)...)
 	errs = append(errs, c.validateMetaToolNames()...)
 	errs = append(errs, c.validateHeaderNames()...)
+	errs = append(errs, validateProcess(c)...)
+	errs = append(errs, validateAuthentication(c)...)
+	errs = append(errs, c.MRTR.validate()...)
+	errs = append(errs, c.Redis.validate()...)
+	errs = append(errs, c.Tracing.validate()...)
+	errs = append(errs, c.validateApproval()...)
+	errs = append(errs, c.validateUserOAuth()...)
+	errs = append(errs, c.validateInterceptors()...)
+	errs = append(errs, c.Search.validate()...)
+	errs = append(errs, validateCompiled(c)...)
+	return errors.Join(errs...)
+}
+
+// validateProcess checks the listeners, the admin routes and the log.
+func validateProcess(c *Config) []error {
+	var errs []error
+	at := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
 	errs = append(errs, validateListeners(c.Server.Listen, c.Admin.Listen)...)
 	if r := c.Admin.RedisReadiness; r != redisReadinessRequired && r != redisReadinessAdvisory {
 		at("admin.redisReadiness", "%q: want required or advisory", r)
@@ -365,6 +381,14 @@ func (c *Config) validate() error {
 	if !slices.Contains(logFormats(), c.Log.Format) {
 		at("log.format", "%q: want %s", c.Log.Format, orList(logFormats()))
 	}
+	return errs
+}
+
+// validateAuthentication checks authentication, or its absence, and what the backends need of
+// it.
+func validateAuthentication(c *Config) []error {
+	var errs []error
+	at := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
 	if c.Auth.Disabled && !IsLoopbackAddr(c.Server.Listen) && !c.forceNoAuth {
 		at("auth.disabled", "refused on the non-loopback listener %q without --force: every caller could call every tool", c.Server.Listen)
 	}
@@ -379,13 +403,13 @@ func (c *Config) validate() error {
 		}
 		errs = append(errs, validateSubjectIssuers(c.Auth.Issuers, i, u.Auth.SubjectIssuers)...)
 	}
-	errs = append(errs, c.MRTR.validate()...)
-	errs = append(errs, c.Redis.validate()...)
-	errs = append(errs, c.Tracing.validate()...)
-	errs = append(errs, c.validateApproval()...)
-	errs = append(errs, c.validateUserOAuth()...)
-	errs = append(errs, c.validateInterceptors()...)
-	errs = append(errs, c.Search.validate()...)
+	return errs
+}
+
+// validateCompiled checks what is validated by compiling it: the guardrails, the pins, the rate
+// limits, the secrets' references and the backends.
+func validateCompiled(c *Config) []error {
+	var errs []error
 	if err := c.Guardrails.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -400,14 +424,14 @@ func (c *Config) validate() error {
 	}
 	for _, r := range c.secretRefs() {
 		if err := r.s.validate(); err != nil {
-			at(r.path, "%v", err)
+			errs = append(errs, configerr.At(r.path, "%v", err))
 		}
 	}
 	up := c.upstreamsConfig(c.placeholderSecrets())
 	if err := up.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 // legacyNote is what check-config says about pre-2026 clients: which versions are served and,

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"maps"
 	"reflect"
 
 	"github.com/mcp-gateway/gateway/authz"
@@ -32,12 +33,16 @@ func configDefaults() map[string]any {
 	c.applyDefaults()
 	out := map[string]any{}
 	collectDefaults(reflect.ValueOf(c), "", out)
-	tr := tracing.Config{}.WithDefaults()
-	ap := approval.Config{}.WithDefaults()
-	uo := useroauth.Config{}.WithDefaults()
-	ic := intercept.Config{}.WithDefaults()
-	em := embeddings.Config{}.WithDefaults()
-	for path, v := range map[string]any{
+	for _, defaults := range []map[string]any{edgeDefaults(), backendDefaults(), featureDefaults(), extensionDefaults()} {
+		maps.Copy(out, defaults)
+	}
+	return out
+}
+
+// edgeDefaults are the defaults the packages apply to the request limits, authentication and the
+// shared state.
+func edgeDefaults() map[string]any {
+	return map[string]any{
 		"server.maxJSONDepth":      jsonrpc.DefaultMaxDepth,
 		"server.maxJSONTokenBytes": jsonrpc.DefaultMaxTokenBytes,
 		"server.search.maxResults": mcphttp.DefaultSearchResults,
@@ -70,7 +75,12 @@ func configDefaults() map[string]any {
 		"redis.waitTimeout":      store.DefaultWaitTimeout,
 		"redis.breaker.failures": store.DefaultBreakerFailures,
 		"redis.breaker.cooldown": store.DefaultBreakerCooldown,
+	}
+}
 
+// backendDefaults are the defaults the backends' package applies.
+func backendDefaults() map[string]any {
+	return map[string]any{
 		"namespace.separator": upstreams.DefaultSeparator,
 		"healthInterval":      upstreams.DefaultHealthInterval,
 		"pageSize":            upstreams.DefaultPageSize,
@@ -96,7 +106,15 @@ func configDefaults() map[string]any {
 		"upstreams[].auth.maxCachedTokens":    upstreams.DefaultMaxExchangedTokens,
 		"upstreams[].auth.maxLegacySessions":  upstreams.DefaultMaxLegacySessions,
 		"upstreams[].auth.legacySessionIdle":  upstreams.DefaultLegacySessionIdle,
+	}
+}
 
+// featureDefaults are the defaults of tracing, the approval page, pins and per-user OAuth.
+func featureDefaults() map[string]any {
+	tr := tracing.Config{}.WithDefaults()
+	ap := approval.Config{}.WithDefaults()
+	uo := useroauth.Config{}.WithDefaults()
+	return map[string]any{
 		"tracing.serviceName": tr.ServiceName,
 		"tracing.sampleRatio": tr.SampleRatio,
 		"tracing.timeout":     tr.Timeout,
@@ -117,7 +135,15 @@ func configDefaults() map[string]any {
 		"userOAuth.recordIdle":      uo.RecordIdle,
 		"userOAuth.recordMaxAge":    uo.RecordMaxAge,
 		"userOAuth.refreshCooldown": uo.RefreshCooldown,
+	}
+}
 
+// extensionDefaults are the defaults of interceptors, guardrails and tool search, and of the
+// settings whose default is applied where they are read.
+func extensionDefaults() map[string]any {
+	ic := intercept.Config{}.WithDefaults()
+	em := embeddings.Config{}.WithDefaults()
+	return map[string]any{
 		"interceptors[].mode":                   string(ic.Mode),
 		"interceptors[].timeout":                ic.Timeout,
 		"interceptors[].maxConcurrent":          ic.MaxConcurrent,
@@ -154,10 +180,7 @@ func configDefaults() map[string]any {
 		"auth.policy.rules[].effect":         authz.EffectAllow,
 		"upstreams[].required":               false,
 		"upstreams[].tls.insecureSkipVerify": false,
-	} {
-		out[path] = v
 	}
-	return out
 }
 
 // collectDefaults records the settings of v, a configuration with its defaults applied, that

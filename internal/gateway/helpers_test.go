@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"context"
+	"io"
 	"testing"
 
 	"github.com/mcp-gateway/gateway/authz"
@@ -90,3 +92,10 @@ func (g *authGateway) token(t *testing.T, claims devissuer.Claims) string {
 // toolCalls counts the tools/call requests a backend received (health probes and discovery are
 // other traffic).
 func toolCalls(s *mcptest.Server) int { return len(s.RequestsOf("tools/call")) }
+
+// serve runs the gateway with cfg and getenv until ctx is done, then drains, as `gateway serve`
+// does without reloads; started, when not nil, receives the listeners' addresses. stdout is not
+// written: the tests pass what they pass for stderr.
+func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout, stderr io.Writer, started chan<- Listeners) error {
+	return run(ctx, cfg, runOptions{getenv: getenv, stderr: stderr, started: started})
+}

@@ -127,11 +127,11 @@ func (r *reloadState) register(reg prometheus.Registerer, now time.Time) error {
 	return err
 }
 
-// reloadFrom reloads the configuration that load returns, logs and counts the outcome. ctx is
-// the process's: once it is done (SIGTERM) a reload still fetching issuer keys gives up.
-func (g *gateway) reloadFrom(ctx context.Context, load func() (*Config, error)) error {
+// reloadFrom reloads the configuration src loads, logs and counts the outcome. ctx is the
+// process's: once it is done (SIGTERM) a reload still fetching issuer keys gives up.
+func (g *gateway) reloadFrom(ctx context.Context, src *reloadSource) error {
 	g.log.Info("reloading the configuration")
-	err := g.reload(ctx, load)
+	err := g.reload(ctx, src)
 	r := &g.reloads
 	if err != nil {
 		r.metrics.Refused()
@@ -142,42 +142,80 @@ func (g *gateway) reloadFrom(ctx context.Context, load func() (*Config, error)) 
 	return nil
 }
 
-// reload validates and builds the configuration load returns and, when all went well, makes it
-// the one new requests are served with. The previous set retires in the background.
-func (g *gateway) reload(ctx context.Context, load func() (*Config, error)) error {
-	next, err := load()
-	if err != nil {
-		return err
-	}
+// nextSet is a configuration loaded, validated and built, with its issuers' keys in hand, not
+// yet serving: what a reload applies once there is room for it.
+type nextSet struct {
+	cfg     *Config
+	c       *components
+	prev    *components // the set it replaces
+	restart []string    // the settings that wait for a restart
+}
+
+// reload validates and builds the configuration src loads and, when all went well, makes it
+// the one new requests are served with. The previous set retires in the background. A reload
+// asked for again while this one waits for room (awaitRoom) is the operator's latest word: the
+// set built from the file as it was is dropped unused and the file is read again, so the
+// latest configuration is the one applied, or refused with the running one kept.
+func (g *gateway) reload(ctx context.Context, src *reloadSource) error {
 	r := &g.reloads
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.draining {
-		return errDraining
+	for {
+		if r.draining {
+			return errDraining
+		}
+		n, err := g.buildNext(ctx, src.load)
+		if err != nil {
+			return err
+		}
+		again, err := g.awaitRoom(ctx, n.prev, src.signals())
+		if err != nil {
+			n.c.close()
+			return err
+		}
+		if !again {
+			g.apply(n)
+			return nil
+		}
+		n.c.close()
+		g.log.Info("reloading the configuration again: it was asked for while the reload waited")
 	}
+}
+
+// buildNext loads the configuration, completes it with the running values of the settings only a
+// restart changes, validates it, builds its components on the running set and fetches its
+// issuers' keys. Nothing it builds serves until apply.
+func (g *gateway) buildNext(ctx context.Context, load func() (*Config, error)) (*nextSet, error) {
+	next, err := load()
+	if err != nil {
+		return nil, err
+	}
+	r := &g.reloads
 	restart := keepRestartOnly(next, r.running)
 	restart = append(restart, r.newLabels(next)...)
 	// Complete validated next as loaded; with the restart-only settings put back the whole
 	// must still hold together (auth.disabled and the listener, for example).
 	if err := next.validate(); err != nil {
-		return fmt.Errorf("invalid configuration with the running values of the settings that need a restart:\n%w", err)
+		return nil, fmt.Errorf("invalid configuration with the running values of the settings that need a restart:\n%w", err)
 	}
 	prev := g.current.Load()
 	c, err := g.buildComponents(next, prev)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := fetchIssuerKeys(ctx, c, next); err != nil {
 		c.close()
 		if ctx.Err() != nil {
-			return errDraining
+			return nil, errDraining
 		}
-		return err
+		return nil, err
 	}
-	if err := g.awaitRoom(ctx, prev); err != nil {
-		c.close()
-		return err
-	}
+	return &nextSet{cfg: next, c: c, prev: prev, restart: restart}, nil
+}
+
+// apply makes n's set the one new requests are served by and retires the one it replaces.
+func (g *gateway) apply(n *nextSet) {
+	c, prev := n.c, n.prev
 	c.admin.SetReady(true)
 	g.activate(c, prev)
 	if c.auth != nil && prev.auth != nil {
@@ -186,16 +224,17 @@ func (g *gateway) reload(ctx context.Context, load func() (*Config, error)) erro
 		// fetches any more; those of an issuer c no longer trusts end now.
 		c.auth.Authenticator().Replaces(prev.auth.Authenticator())
 	}
+	// Those whose caller c would refuse end now and are opened again under c.
+	g.endRefusedStreams(prev, c)
 	// Calls in flight finish on prev; its listens end now and their clients listen again
 	// under c, rather than receive notifications filtered by the replaced policy until
 	// server.shutdownTimeout.
 	prev.mcpServer.EndListens()
 	g.startComponents(c)
-	r.running = next
+	g.reloads.running = n.cfg
 	g.sets.retiring.Add(1)
-	go g.retire(prev, next.Server.ShutdownTimeout)
-	g.logReload(prev, c, restart)
-	return nil
+	go g.retire(prev, n.cfg.Server.ShutdownTimeout)
+	g.logReload(prev, c, n.restart)
 }
 
 // awaitRoom waits until current is the only live set, so that activating the next one leaves
@@ -206,29 +245,45 @@ func (g *gateway) reload(ctx context.Context, load func() (*Config, error)) erro
 // finishing its requests is waited for, which is bounded by its own shutdown timeout (after
 // which retire ends them), rather than hurried: its calls keep the time they were promised.
 // The wait ends when ctx does (SIGTERM), and the reload is then refused as draining.
-func (g *gateway) awaitRoom(ctx context.Context, current *components) error {
-	var older []*components
-	var running int64
+//
+// A reload asked for on asked meanwhile (an operator's corrected file) is not left for later:
+// again reports it, however many arrived, and the first is logged and counted as a wait.
+func (g *gateway) awaitRoom(ctx context.Context, current *components, asked <-chan os.Signal) (again bool, err error) {
+	older, running := g.olderSets(current)
+	if len(older) == 0 {
+		return false, nil
+	}
+	g.reloads.metrics.Waited()
+	g.log.Warn("reload waits for the configuration replaced by the last reload to finish its requests: a replica runs at most two configurations at once",
+		"requests", running)
+	for _, c := range older {
+		for waiting := true; waiting; {
+			select {
+			case <-c.retired:
+				waiting = false
+			case <-asked:
+				if !again {
+					again = true
+					g.reloads.metrics.Waited()
+					g.log.Info("reload asked for again while one waits: once the wait is over the configuration file is read again and the latest one applied")
+				}
+			case <-ctx.Done():
+				return false, errDraining
+			}
+		}
+	}
+	return again, nil
+}
+
+// olderSets are the live sets other than current, and the requests they have in flight.
+func (g *gateway) olderSets(current *components) (older []*components, running int64) {
 	g.sets.each(func(c *components) {
 		if c != current {
 			older = append(older, c)
 			running += c.gate.inFlight()
 		}
 	})
-	if len(older) == 0 {
-		return nil
-	}
-	g.reloads.metrics.Waited()
-	g.log.Warn("reload waits for the configuration replaced by the last reload to finish its requests: a replica runs at most two configurations at once",
-		"requests", running)
-	for _, c := range older {
-		select {
-		case <-c.retired:
-		case <-ctx.Done():
-			return errDraining
-		}
-	}
-	return nil
+	return older, running
 }
 
 // fetchIssuerKeys fetches the keys of every issuer of c not taken over from the running set.

@@ -1,9 +1,12 @@
 package gateway
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
@@ -117,4 +120,136 @@ func wantHeldToTheEnd(t *testing.T, held <-chan heldResult, what string) {
 	if r.err != nil || r.res == nil || r.res.IsError || mcptest.ResultText(r.res) != "held to the end" {
 		t.Fatalf("%s ended with %v %+v, want its backend's answer", what, r.err, r.res)
 	}
+}
+
+// TestReloadAskedForDuringAWaitAppliesTheLatestFile: a reload that waits for room (at most two
+// configurations live) used to hold serve's loop for the whole wait: further SIGHUPs collapsed
+// into one left in the signal's buffer, or none, and the file the waiting reload had read
+// before the wait, which the operator had meanwhile corrected, was applied first, without a
+// word. Now a SIGHUP during the wait is logged once and counted as a wait, and once the wait is
+// over the file is read again: two SIGHUPs with the file rewritten before each end with the
+// latest file applied and nothing in between; an invalid latest file is refused and the running
+// configuration stays.
+func TestReloadAskedForDuringAWaitAppliesTheLatestFile(t *testing.T) {
+	t.Run("valid", func(t *testing.T) {
+		f, backends, err := reloadAskedForDuringAWait(t, false)
+		if err != nil {
+			t.Fatalf("the reload ended with %v, want the latest file applied", err)
+		}
+		if got := backends(); got != "alpha" {
+			t.Fatalf("after the reload the backends are %q, want the latest file's: alpha", got)
+		}
+		if n := metricValue(t, f.gw, `mcp_gateway_config_reloads_total{result="success"}`); n != 2 {
+			t.Fatalf("%v reloads applied, want 2: the first, then only the latest file", n)
+		}
+		f.waitLog(t, `"msg":"configuration reloaded"`)
+		if n := strings.Count(f.logs.String(), `"msg":"configuration reloaded"`); n != 2 {
+			t.Fatalf("%d configurations applied, want 2: the stale file must never serve", n)
+		}
+	})
+	t.Run("invalid", func(t *testing.T) {
+		f, backends, err := reloadAskedForDuringAWait(t, true)
+		if err == nil {
+			t.Fatal("an invalid latest file was applied")
+		}
+		if got := backends(); got != "alpha beta" {
+			t.Fatalf("after the refused reload the backends are %q, want the running configuration's: alpha beta", got)
+		}
+		if n := metricValue(t, f.gw, `mcp_gateway_config_reloads_total{result="failure"}`); n != 1 {
+			t.Fatalf("%v reloads refused, want 1", n)
+		}
+	})
+}
+
+// reloadAskedForDuringAWait starts a gateway, reloads it once with a call held on the first
+// configuration, then sends SIGHUP for a second file, which waits for that call, and during the
+// wait two more, the file rewritten before each: the latest one serves alpha alone, or is not
+// valid YAML. It then lets the held call finish and returns the waiting reload's outcome, and
+// how to read the backends a new client sees.
+func reloadAskedForDuringAWait(t *testing.T, invalidLatest bool) (*reloadGateway, func() string, error) {
+	release := make(chan struct{})
+	alpha := mcptest.StartServer(t, "alpha", holdingTool(release, nil))
+	beta, gamma := mcptest.StartServer(t, "beta"), mcptest.StartServer(t, "gamma")
+	config := func(backends ...*mcptest.Server) string {
+		body := "auth: {disabled: true}\nupstreams:\n"
+		for _, b := range backends {
+			body += upstreamYAML(b)
+		}
+		return body
+	}
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) }) // after the gateway's cleanup
+	f := startReloadGateway(t, "1h", config(alpha))
+	t.Cleanup(func() {
+		// Before the gateway's cleanup: a failing run may leave outcomes nobody reads, and
+		// serve's loop must not block reporting them while the gateway stops.
+		go func() {
+			for {
+				select {
+				case <-f.results:
+				case <-stop:
+					return
+				}
+			}
+		}()
+	})
+	held := startHeldCallOf(t, f.url(), "alpha__hold")
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	if err := f.reload(t, "1h", config(alpha, beta)); err != nil {
+		t.Fatalf("first reload: %v", err)
+	}
+	f.wantWaitingReload(t, config(alpha, gamma), 1)
+	f.hupDuringWait(t, config(alpha, beta, gamma))
+	f.waitLog(t, "reload asked for again while one waits")
+	latest := config(alpha)
+	if invalidLatest {
+		latest = "upstreams: [\n"
+	}
+	f.hupDuringWait(t, latest)
+	if n := strings.Count(f.logs.String(), "reload asked for again while one waits"); n != 1 {
+		t.Fatalf("the SIGHUPs during the wait were logged %d times, want once", n)
+	}
+	if n := metricValue(t, f.gw, "mcp_gateway_config_reload_waits_total"); n != 2 {
+		t.Fatalf("mcp_gateway_config_reload_waits_total = %v, want 2: the wait and the reload asked for during it", n)
+	}
+	close(release)
+	wantHeldToTheEnd(t, held, "the first configuration's call")
+	var err error
+	mcptest.WaitFor(t, "the waiting reload to end", func() bool {
+		select {
+		case err = <-f.results:
+			return true
+		default:
+			return false
+		}
+	})
+	backends := func() string {
+		seen := map[string]bool{}
+		for _, name := range toolNames(t, mcptest.Connect(t, f.url())) {
+			up, _, _ := strings.Cut(name, "__")
+			seen[up] = true
+		}
+		return strings.Join(slices.Sorted(maps.Keys(seen)), " ")
+	}
+	return f, backends, err
+}
+
+// hupDuringWait rewrites the file with body (after reloadBase) and sends SIGHUP while a reload
+// waits, and wants the waiting reload to take
+// the signal, not leave it for serve's loop once the wait is over.
+func (f *reloadGateway) hupDuringWait(t *testing.T, body string) {
+	t.Helper()
+	f.write(t, "1h", body)
+	select {
+	case f.hup <- syscall.SIGHUP:
+	case <-time.After(reloadWait):
+		t.Fatal("SIGHUP not taken: nothing reads the signal while the reload waits")
+	}
+	mcptest.WaitFor(t, "the waiting reload to take the SIGHUP", func() bool { return len(f.hup) == 0 })
 }

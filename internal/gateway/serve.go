@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/certreload"
 	"github.com/mcp-gateway/gateway/internal/clientaddr"
 	"github.com/mcp-gateway/gateway/internal/embeddings"
+	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/loopback"
@@ -38,12 +39,6 @@ import (
 // chosen for ":0" addresses.
 type Listeners struct {
 	MCP, Admin string
-}
-
-// serve runs the gateway until ctx is done, then drains: not-ready first while still serving,
-// then stop accepting and let in-flight requests finish (docs/deploy.md).
-func serve(ctx context.Context, cfg *Config, getenv func(string) string, stdout, stderr io.Writer, started chan<- Listeners) error {
-	return run(ctx, cfg, runOptions{getenv: getenv, stderr: stderr, started: started})
 }
 
 // runOptions are what run needs besides the configuration.
@@ -120,7 +115,7 @@ func (g *gateway) serveUntil(ctx context.Context, errc <-chan error, reload *rel
 		case err := <-errc:
 			return err
 		case <-reload.signals():
-			reload.report(g.reloadFrom(ctx, reload.load))
+			reload.report(g.reloadFrom(ctx, reload))
 		case <-ctx.Done():
 			return nil
 		}
@@ -357,6 +352,9 @@ type components struct {
 	// and circuit changes reach the gauges, which describe what new requests meet.
 	current atomic.Bool
 	gate    gate
+	// streams are the GET streams open on the set, judged when a reload replaces it
+	// (streams.go).
+	streams streamSet
 	cancel  context.CancelFunc // ends the set's background work; nil until started
 	closing sync.Once
 	// retired is closed once the set, replaced, has been closed and forgotten (or the process
@@ -366,7 +364,7 @@ type components struct {
 
 // buildComponents builds the components of cfg on the process's shared parts. prev is the set
 // cfg replaces (nil at start-up): its issuers are taken over where their settings did not
-// change.
+// change, and so are its rate-limit leases and its per-client limiter where theirs did not.
 func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components, err error) {
 	c = &components{cfg: cfg, gate: gate{drained: make(chan struct{})}, retired: make(chan struct{})}
 	built := c
@@ -375,53 +373,98 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 			built.close()
 		}
 	}()
-	if c.approvals, err = g.buildApproval(cfg); err != nil {
+	if err := g.buildServices(cfg, c, prev); err != nil {
 		return nil, err
 	}
-	approvals := c.approvals
-	if c.userOAuth, err = g.buildUserOAuth(cfg, approvals); err != nil {
+	parts, err := g.buildEndpointParts(cfg, c, prev)
+	if err != nil {
 		return nil, err
+	}
+	if c.mcpServer, err = mcphttp.New(cfg.serverConfig(), g.endpointDeps(cfg, c, parts)); err != nil {
+		return nil, err
+	}
+	if err := g.mountAll(cfg, c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// buildServices builds what c's endpoint and admin routes stand on, in order of need: the
+// approval page, per-user OAuth (which confirms through it), the backends (which take its
+// users' tokens), and authentication with the policy.
+func (g *gateway) buildServices(cfg *Config, c, prev *components) (err error) {
+	if c.approvals, err = g.buildApproval(cfg); err != nil {
+		return err
+	}
+	if c.userOAuth, err = g.buildUserOAuth(cfg, c.approvals); err != nil {
+		return err
 	}
 	if c.backends, err = g.buildBackends(cfg, c); err != nil {
-		return nil, err
+		return err
 	}
+	c.auth, err = g.buildAuth(cfg, prev)
+	return err
+}
+
+// buildAuth builds authentication and the policy of cfg, nil when authentication is off; the
+// issuers of prev whose settings did not change are taken over with their keys.
+func (g *gateway) buildAuth(cfg *Config, prev *components) (*authz.Service, error) {
+	if cfg.Auth.Disabled {
+		return nil, nil
+	}
+	var previous *authz.Authenticator
+	if prev != nil && prev.auth != nil {
+		previous = prev.auth.Authenticator()
+	}
+	return authz.New(cfg.Auth.Config, authz.Options{ResourceURI: cfg.Server.PublicURL, Logger: g.log,
+		ToolsetResourceURIs: mcphttp.ToolsetResources(cfg.serverConfig()), Previous: previous,
+		CaseInsensitive: caseInsensitiveUpstreams(cfg.Upstreams),
+		DPoP:            authz.DPoPOptions{Replay: g.replay, Keys: g.ring, MemoryBegan: g.replays.Began}})
+}
+
+// endpointParts are the parts of c's endpoint that only the endpoint holds.
+type endpointParts struct {
+	limits mcphttp.RateLimits
+	edge   mcphttp.EraEdge
+	rails  *guardrails.Engine
+	// clients is prev's per-client limiter, carried on (prevClientLimiter); nil for a new one.
+	clients *clientaddr.Limiter
+}
+
+// buildEndpointParts compiles the rate limits (keeping prev's leases), the pre-2026 edge, the
+// interceptors, the guardrails and the embeddings endpoint of cfg; c keeps those it closes.
+func (g *gateway) buildEndpointParts(cfg *Config, c, prev *components) (p endpointParts, err error) {
 	var prevLeased *store.Leased
 	if prev != nil {
 		prevLeased = prev.leased
 	}
-	limits, err := cfg.compileRateLimits(g.store, prevLeased)
-	if err != nil {
-		return nil, err
+	if p.limits, err = cfg.compileRateLimits(g.store, prevLeased); err != nil {
+		return p, err
 	}
-	c.leased, _ = limits.Store.(*store.Leased)
-	if !cfg.Auth.Disabled {
-		var previous *authz.Authenticator
-		if prev != nil && prev.auth != nil {
-			previous = prev.auth.Authenticator()
-		}
-		if c.auth, err = authz.New(cfg.Auth.Config, authz.Options{ResourceURI: cfg.Server.PublicURL, Logger: g.log,
-			ToolsetResourceURIs: mcphttp.ToolsetResources(cfg.serverConfig()), Previous: previous,
-			CaseInsensitive: caseInsensitiveUpstreams(cfg.Upstreams),
-			DPoP:            authz.DPoPOptions{Replay: g.replay, Keys: g.ring, MemoryBegan: g.replays.Began}}); err != nil {
-			return nil, err
-		}
-	}
-	edge, err := g.buildEdge(cfg)
-	if err != nil {
-		return nil, err
+	c.leased, _ = p.limits.Store.(*store.Leased)
+	if p.edge, err = g.buildEdge(cfg); err != nil {
+		return p, err
 	}
 	if c.interceptors, err = g.buildInterceptors(cfg); err != nil {
-		return nil, err
+		return p, err
 	}
-	rails, err := g.buildGuardrails(cfg)
-	if err != nil {
-		return nil, err
+	if p.rails, err = g.buildGuardrails(cfg); err != nil {
+		return p, err
 	}
 	if c.embedder, err = g.buildEmbedder(cfg); err != nil {
-		return nil, err
+		return p, err
 	}
-	c.mcpServer, err = mcphttp.New(cfg.serverConfig(), mcphttp.Deps{
-		Approvals:  approvals,
+	// A reload keeps what client addresses hold and have failed, unless their bounds changed:
+	// a reload during a flood of bad tokens must not give it a fresh start.
+	p.clients = prevClientLimiter(prev, cfg)
+	return p, nil
+}
+
+// endpointDeps are the MCP endpoint's dependencies: c's services and parts on the process's
+// shared ones.
+func (g *gateway) endpointDeps(cfg *Config, c *components, p endpointParts) mcphttp.Deps {
+	return mcphttp.Deps{
+		Approvals:  c.approvals,
 		UserOAuth:  c.userOAuth,
 		Auth:       c.auth,
 		Backends:   c.backends,
@@ -430,37 +473,36 @@ func (g *gateway) buildComponents(cfg *Config, prev *components) (c *components,
 		Loopback:   loopback.Addr(cfg.Server.Listen),
 		Metrics:    g.rec,
 		MRTR:       g.codec,
-		RateLimits: limits,
+		RateLimits: p.limits,
 		Tracer:     g.tracer,
 		// Tool search metrics (docs/toolsets.md).
 		ToolsetMetrics: g.searchRec,
 		Embeddings:     c.embedder,
-		Edge:           edge,
+		Edge:           p.edge,
 		Interceptors:   c.interceptors,
 		// The handles of denials (server.draftErrors: [denials]) open on every replica.
 		AuthorizationContexts: g.ring.Sealer(seal.PurposeAuthorizationContext),
 		// Built-in guardrails (docs/guardrails.md); nil without rules.
-		Guardrails:       rails,
+		Guardrails:       p.rails,
 		GuardrailMetrics: g.railRec,
 		// Tool sets select these backends' resources case-folded, as policy does.
 		CaseInsensitive: caseInsensitiveUpstreams(cfg.Upstreams),
-		// A reload keeps what client addresses hold and have failed, unless their bounds
-		// changed: a reload during a flood of bad tokens must not give it a fresh start.
-		ClientLimiter: prevClientLimiter(prev, cfg),
-	})
-	if err != nil {
-		return nil, err
+		ClientLimiter:   p.clients,
 	}
+}
+
+// mountAll reads the admin secrets of cfg and mounts c's endpoint and admin routes.
+func (g *gateway) mountAll(cfg *Config, c *components) error {
 	explainSecret, err := cfg.Admin.Explain.resolveSecret(g.getenv)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	adminToken, err := cfg.Admin.resolveToken(g.getenv)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	g.mount(cfg, c, explainSecret, adminToken)
-	return c, nil
+	return nil
 }
 
 // prevClientLimiter is the per-client limiter of the previous configuration when its bounds and
@@ -757,5 +799,5 @@ func ServeOn(ctx context.Context, cfg *Config, mcpLn, adminLn net.Listener, stdo
 // NewConfig and have passed Complete: the demo serves through here, so it runs exactly what
 // `serve` runs, defaults included.
 func Serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer, started chan<- Listeners) error {
-	return serve(ctx, cfg, func(string) string { return "" }, stdout, stderr, started)
+	return run(ctx, cfg, runOptions{getenv: func(string) string { return "" }, stderr: stderr, started: started})
 }

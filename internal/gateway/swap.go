@@ -77,6 +77,11 @@ func (h mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		tc.hold(c, 1)
 		defer tc.hold(c, -1)
 	}
+	if isStream(r) {
+		var done func()
+		r, done = c.streams.track(r)
+		defer done()
+	}
 	c.mcp.ServeHTTP(w, r)
 }
 

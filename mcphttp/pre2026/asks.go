@@ -383,11 +383,8 @@ func (b *asks) ask(ctx context.Context, sess *legacysession.Session, caller stri
 // them (the params that carry them on) can be charged with them (heldAnswers.take).
 func (b *asks) askHeld(ctx context.Context, sess *legacysession.Session, caller string, reqs []era.InputRequest, lim roundLimits,
 	emit func(msg []byte) error) (_ json.RawMessage, _ *heldAnswers, err error) {
-	for i := range reqs {
-		if !era.Declares(sess.Caps, reqs[i].Capability) {
-			b.m.LegacyAsk(kindOf(&reqs[i]).label(), metrics.AskNoCapability)
-			return nil, nil, &noCapabilityError{Capability: reqs[i].Capability}
-		}
+	if err := b.checkCapabilities(sess, reqs); err != nil {
+		return nil, nil, err
 	}
 	held := &heldAnswers{b: b, caller: caller, lim: lim}
 	if len(reqs) == 0 {
@@ -407,47 +404,88 @@ func (b *asks) askHeld(ctx context.Context, sess *legacysession.Session, caller 
 			held.release()
 		}
 	}()
+	if err := b.emitAll(r, reqs, emit); err != nil {
+		return nil, nil, err
+	}
+	reqs = withoutParams(reqs)
+	timedOut, err := b.awaitAnswers(ctx, r, reqs, held)
+	if timedOut {
+		failure = metrics.AskTimeout
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return inputResponses(reqs, r.values), held, nil
+}
+
+// checkCapabilities refuses a round with an entry whose capability the session does not
+// declare, before anything is written, and counts it.
+func (b *asks) checkCapabilities(sess *legacysession.Session, reqs []era.InputRequest) error {
+	for i := range reqs {
+		if !era.Declares(sess.Caps, reqs[i].Capability) {
+			b.m.LegacyAsk(kindOf(&reqs[i]).label(), metrics.AskNoCapability)
+			return &noCapabilityError{Capability: reqs[i].Capability}
+		}
+	}
+	return nil
+}
+
+// emitAll writes r's requests to the client through emit, then lets go of them.
+func (b *asks) emitAll(r *round, reqs []era.InputRequest, emit func(msg []byte) error) error {
 	for i := range reqs {
 		if b.observe != nil {
 			b.observe(reqs[i].Method)
 		}
 		if err := emit(r.messages[i]); err != nil {
-			return nil, nil, fmt.Errorf("asks: writing %s to the client: %w", reqs[i].Method, err)
+			return fmt.Errorf("asks: writing %s to the client: %w", reqs[i].Method, err)
 		}
 	}
 	r.messages = nil // written; nothing needs them any more
-	reqs = withoutParams(reqs)
+	return nil
+}
+
+// awaitAnswers waits for an answer to each of reqs, keeping each in r.values charged to held,
+// until the round's wait, ctx or an answer ends it; timedOut says the wait did.
+func (b *asks) awaitAnswers(ctx context.Context, r *round, reqs []era.InputRequest, held *heldAnswers) (timedOut bool, err error) {
 	timer := time.NewTimer(r.wait)
 	defer timer.Stop()
 	size := int64(len("{}"))
 	for remaining := len(reqs); remaining > 0; remaining-- {
 		select {
 		case a := <-r.answers:
-			r.done[a.idx] = true
-			b.m.LegacyAsk(r.kinds[a.idx].label(), a.outcome())
-			if a.rpcErr != nil {
-				return nil, nil, &clientAnswerError{Key: reqs[a.idx].Key, Method: reqs[a.idx].Method, Err: a.rpcErr}
+			if err := b.takeAnswer(r, reqs, a, &size, held); err != nil {
+				return false, err
 			}
-			// As inputResponses lays it out: the quoted key, a colon, the value, a comma.
-			if size += int64(len(reqs[a.idx].Key) + len(a.value) + 4); lim.MaxBytes > 0 && size > lim.MaxBytes {
-				return nil, nil, &answersTooLargeError{Max: lim.MaxBytes}
-			}
-			// The answer's POST has given back what its body held: the round holds it now.
-			if err := held.take(int64(len(a.value))); err != nil {
-				return nil, nil, err
-			}
-			r.values[a.idx] = a.value
 		case <-timer.C:
-			failure = metrics.AskTimeout
 			if r.sessionEnds {
-				return nil, nil, errSessionExpired
+				return true, errSessionExpired
 			}
-			return nil, nil, errAskTimeout
+			return true, errAskTimeout
 		case <-ctx.Done():
-			return nil, nil, ctx.Err()
+			return false, ctx.Err()
 		}
 	}
-	return inputResponses(reqs, r.values), held, nil
+	return false, nil
+}
+
+// takeAnswer counts answer a, refuses an error answer or one that makes the round's answers
+// (*size, as inputResponses lays them out) or the caller's share too large, and keeps its value.
+func (b *asks) takeAnswer(r *round, reqs []era.InputRequest, a askAnswer, size *int64, held *heldAnswers) error {
+	r.done[a.idx] = true
+	b.m.LegacyAsk(r.kinds[a.idx].label(), a.outcome())
+	if a.rpcErr != nil {
+		return &clientAnswerError{Key: reqs[a.idx].Key, Method: reqs[a.idx].Method, Err: a.rpcErr}
+	}
+	// As inputResponses lays it out: the quoted key, a colon, the value, a comma.
+	if *size += int64(len(reqs[a.idx].Key) + len(a.value) + 4); held.lim.MaxBytes > 0 && *size > held.lim.MaxBytes {
+		return &answersTooLargeError{Max: held.lim.MaxBytes}
+	}
+	// The answer's POST has given back what its body held: the round holds it now.
+	if err := held.take(int64(len(a.value))); err != nil {
+		return err
+	}
+	r.values[a.idx] = a.value
+	return nil
 }
 
 // withoutParams is reqs without their params, for a round that has written its requests and
