@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/testsupport/otlptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
 	"github.com/mcp-gateway/gateway/internal/tracing"
+	"github.com/mcp-gateway/gateway/mcphttp"
 )
 
 // outChannel is one way a value can leave the gateway.
@@ -192,6 +193,8 @@ func TestSecretsAndValuesStayIn(t *testing.T) {
 						Prompts: []string{"*"}, Resources: []string{"**"}, Phases: []string{"request", "response"}}}}})
 			}
 			c.Approval.ClientID = "gateway-approval"
+			c.Toolsets = []mcphttp.ToolsetConfig{{Name: "search", Include: []mcphttp.SelectorConfig{{}},
+				Search: mcphttp.SearchConfig{Enabled: true}}}
 			c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "doc", Tools: []string{"doc"},
 				Validate: guardrails.ValidateConfig{Arguments: "block"}, Arguments: guardrails.DirectionConfig{PII: "block"}}}}
 		}, alpha, beta)
@@ -217,14 +220,18 @@ func TestSecretsAndValuesStayIn(t *testing.T) {
 			t.Run(era, func(t *testing.T) { flowTraffic(t, gw, token, era, cs, out) })
 		}
 		out.add(outAdmin, get(t, "http://"+gw.Admin+"/metrics"), get(t, "http://"+gw.Admin+"/readyz"))
+		// The store goes away: what the gateway says of its failures names no secret.
+		stopWatch()
+		out.add(outRedis, redisDump(t, rs)...)
+		rs.Stop()
+		flowStoreDown(t, gw, token, cs, out)
+		out.add(outAdmin, get(t, "http://"+gw.Admin+"/readyz"))
 		stop()
 		out.add(outLog, logs.String())
 	})
-	stopWatch()
 	for _, s := range col.Spans() {
 		out.add(outSpans, fmt.Sprint(s.Name, s.Attributes, s.Resource))
 	}
-	out.add(outRedis, redisDump(t, rs)...)
 	for _, b := range []*mcptest.Server{alpha, beta} {
 		for _, ex := range b.Requests() {
 			out.add(outBackend, fmt.Sprint(ex.Path, ex.Header), string(ex.Body))

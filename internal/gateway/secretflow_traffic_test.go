@@ -122,9 +122,60 @@ func flowTraffic(t *testing.T, gw Listeners, token, era string, cs *canaries, ou
 		b, _ = json.Marshal(r)
 		out.add(outClient, string(b), fmt.Sprint(err))
 	}
+	flowSearch(t, gw, token, era, cs, out)
 	for _, id := range sessions.seen() {
 		cs.also("the client's session id "+era, id, outClient)
 	}
+}
+
+// flowSearch searches the tools on the search endpoint and calls them through call_tool: the
+// query is a value of the caller's like any argument.
+func flowSearch(t *testing.T, gw Listeners, token, era string, cs *canaries, out *outputs) {
+	t.Helper()
+	ctx := t.Context()
+	client := mcptest.Connect(t, "http://"+gw.MCP+"/mcp/search", mcptest.WithBearer(token), mcptest.WithProtocolVersion(era))
+	query := "store a doc " + cs.add("a find_tools query "+era, outClient)
+	res, err := client.CallTool(ctx, &mcp.CallToolParams{Name: "find_tools", Arguments: map[string]any{"query": query}})
+	b, _ := json.Marshal(res)
+	out.add(outClient, string(b), fmt.Sprint(err))
+	if !strings.Contains(string(b), "alpha__doc") {
+		t.Errorf("find_tools: %v %s", err, b)
+	}
+	v := cs.argument("an argument through call_tool " + era)
+	res, err = client.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "alpha__doc",
+		"arguments": map[string]any{"doc": map[string]any{"v": v}}}})
+	b, _ = json.Marshal(res)
+	out.add(outClient, string(b), fmt.Sprint(err))
+	if !strings.Contains(string(b), "stored") {
+		t.Errorf("call_tool: %v %s", err, b)
+	}
+	res, err = client.CallTool(ctx, &mcp.CallToolParams{Name: "call_tool", Arguments: map[string]any{"name": "alpha__doc",
+		"arguments": map[string]any{"code": cs.refused("a value call_tool's inner schema refuses " + era)}}})
+	b, _ = json.Marshal(res)
+	out.add(outRefusal, string(b), fmt.Sprint(err))
+}
+
+// flowStoreDown calls what needs the store once it is gone: a confirmation, a pre-2026
+// session's log level, the approval page's wait.
+func flowStoreDown(t *testing.T, gw Listeners, token string, cs *canaries, out *outputs) {
+	t.Helper()
+	ctx := t.Context()
+	for _, era := range []string{"2026-07-28", "2025-11-25"} {
+		client, err := mcptest.Dial(ctx, "http://"+gw.MCP+"/mcp", mcptest.WithBearer(token), mcptest.WithProtocolVersion(era),
+			mcptest.WithElicitation(mcptest.Accept(map[string]any{"approve": true})))
+		if err != nil {
+			out.add(outRefusal, err.Error())
+			continue
+		}
+		res, err := client.CallTool(ctx, &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": cs.refused("a call's argument while the store is down " + era)}})
+		b, _ := json.Marshal(res)
+		out.add(outRefusal, string(b), fmt.Sprint(err))
+		out.add(outRefusal, fmt.Sprint(client.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"})))
+		_ = client.Close()
+	}
+	_, r := callWithMeta(t, gw, token, urlElicitMeta, "alpha__page", `{"v":"`+cs.refused("a call's argument for the page while the store is down")+`"}`, "")
+	b, _ := json.Marshal(r)
+	out.add(outRefusal, string(b))
 }
 
 // flowApproval asks for the approval page's confirmation of a call, which waits in the store
