@@ -241,7 +241,7 @@ func flowMalformed(t *testing.T, gw Listeners, token string, cs *canaries, out *
 		"http://"+gw.MCP+"/mcp?access_token="+cs.secret("a token in the query string"), body(`{}`))
 	// Without auth.dpop a DPoP header is no credential of the call: served, and not forwarded.
 	h = auth("Bearer " + token)
-	h.Set("DPoP", cs.secret("a DPoP proof with a Bearer token", outClient))
+	h.Set("DPoP", cs.secret("a DPoP proof with a Bearer token"))
 	_, _, got := exchange(t, http.MethodPost, "http://"+gw.MCP+"/mcp", h, body(`{}`))
 	out.add(outClient, got)
 
