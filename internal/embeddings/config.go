@@ -8,7 +8,6 @@ package embeddings
 
 import (
 	"errors"
-	"fmt"
 	"net/url"
 	"regexp"
 	"time"
@@ -190,11 +189,12 @@ func (c Config) Validate(at string) error {
 // headerName is what apiKeyHeader may be.
 var headerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]*$`)
 
-// checkURL refuses to send queries, tool text and a key in clear text except on loopback.
+// checkURL refuses to send queries, tool text and a key in clear text except on loopback. Its
+// errors never quote the URL, whose query or user information may hold a credential.
 func checkURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || u.Fragment != "" || u.User != nil {
-		return fmt.Errorf("%q: want an absolute URL without user info or fragment", raw)
+		return errors.New("want an absolute URL without user info or fragment")
 	}
 	if u.Scheme == "https" {
 		return nil
@@ -202,5 +202,5 @@ func checkURL(raw string) error {
 	if u.Scheme == "http" && loopback.Host(u.Hostname()) {
 		return nil
 	}
-	return fmt.Errorf("%q: want https (http only on a loopback host): queries, tool descriptions and the API key travel to it", raw)
+	return errors.New("want https (http only on a loopback host): queries, tool descriptions and the API key travel to it")
 }

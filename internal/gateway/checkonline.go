@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -195,13 +196,24 @@ func (c RedisConfig) probe(ctx context.Context, getenv func(string) string) onli
 	return r
 }
 
+// reportedURL is how a line names an endpoint: without user information or query, either of
+// which may carry a credential (an endpoint keyed by ?key=), as backends are reported.
+func reportedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	u.User, u.RawQuery, u.ForceQuery = nil, "", false
+	return u.String()
+}
+
 // onlineProbeTTL is how long the keys check-config --online writes to Redis live.
 const onlineProbeTTL = 10 * time.Second
 
 // probe asks the embeddings endpoint for one vector, with the configured key and timeout, as a
 // search will: a refused key or a wrong model otherwise shows only as searches ranked lexically.
 func (c EmbeddingsConfig) probe(ctx context.Context, getenv func(string) string) onlineResult {
-	r := onlineResult{item: "search.embeddings " + c.URL}
+	r := onlineResult{item: "search.embeddings " + reportedURL(c.URL)}
 	key, err := c.apiKey(getenv)
 	if r.err = err; err != nil {
 		return r

@@ -89,6 +89,15 @@ func (r *KeyRing) Sealer(purpose string) *Sealer {
 	return s
 }
 
+// SealerUpTo is Sealer with its own bound on a token's size instead of the ring's: for values
+// the gateway seals for itself alone (a client's answer handed to another replica), which may be
+// larger than any token a client presents.
+func (r *KeyRing) SealerUpTo(purpose string, maxTokenBytes int) *Sealer {
+	s := r.Sealer(purpose)
+	s.max = maxTokenBytes
+	return s
+}
+
 type sealerKey struct {
 	id     string
 	aead   cipher.AEAD

@@ -16,6 +16,14 @@ import (
 // session id, a requestState or a cursor, and none of those opens as an answer id.
 const purposeAnswerID = "mcp-gateway/legacy-reply/v1"
 
+// purposeForwardedAnswer is the key-ring purpose of a client's answer on its way to another
+// replica through the store's notices: what the client said crosses Redis sealed.
+const purposeForwardedAnswer = "mcp-gateway/legacy-forwarded-answer/v1"
+
+// maxForwardedAnswerBytes bounds a sealed forwarded answer: far above what one request body
+// may carry (server.maxBodyBytes), which bounds the answer it holds.
+const maxForwardedAnswerBytes = 256 << 20
+
 // answerIDPrefix starts every id the edge gives an ask (a server→client request). The sealed token
 // after it is visible ASCII, so the id is a JSON string that needs no escaping.
 const answerIDPrefix = "g1."

@@ -173,11 +173,13 @@ func (c asksConfig) withDefaults() asksConfig {
 // on their way to another replica), besides the per-session and per-replica bounds; and the
 // request that waits holds its caller's in-flight slot for as long as it waits.
 type asks struct {
-	cfg     asksConfig
-	sealer  *seal.Sealer
-	notices store.Notices
-	m       *metrics.Recorder
-	now     func() time.Time
+	cfg    asksConfig
+	sealer *seal.Sealer
+	// forwarded seals an answer handed to another replica (replicas.go).
+	forwarded *seal.Sealer
+	notices   store.Notices
+	m         *metrics.Recorder
+	now       func() time.Time
 
 	// replica names this replica in the answer ids it mints; it is random per process, so a
 	// restarted replica never takes answers meant for its previous life.
@@ -245,15 +247,16 @@ type askAnswer struct {
 	declined bool
 }
 
-// newAsks builds the asks. sealer is ring.Sealer(purposeAnswerID), so answer ids never open as
+// newAsks builds the asks. Answer ids are sealed for purposeAnswerID, so they never open as
 // anything else; notices nil means a single replica.
-func newAsks(cfg asksConfig, sealer *seal.Sealer, notices store.Notices, m *metrics.Recorder, now func() time.Time) *asks {
+func newAsks(cfg asksConfig, ring *seal.KeyRing, notices store.Notices, m *metrics.Recorder, now func() time.Time) *asks {
 	if now == nil {
 		now = time.Now
 	}
 	b := &asks{
 		cfg:            cfg.withDefaults(),
-		sealer:         sealer,
+		sealer:         ring.Sealer(purposeAnswerID),
+		forwarded:      ring.SealerUpTo(purposeForwardedAnswer, maxForwardedAnswerBytes),
 		notices:        notices,
 		m:              m,
 		now:            now,

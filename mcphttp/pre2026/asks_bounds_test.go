@@ -319,8 +319,7 @@ func TestAsksSlowAcknowledgementHoldsUpNothing(t *testing.T) {
 	// An answer A cannot take (its id is not one A minted), forwarded from a replica whose
 	// reply topic Redis is slow to publish to: A's acknowledgement of it stalls.
 	notice, err := json.Marshal(replyNotice{Type: noticeAnswer, Corr: hex.EncodeToString(make([]byte, 16)),
-		From: slowTopic, ID: "not-an-answer-id", Binding: "b", Result: json.RawMessage(`{}`),
-		Until: time.Now().Add(time.Minute).UnixMilli()})
+		From: slowTopic, Sealed: "not-a-sealed-answer"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func newAsksRig(tb testing.TB, ring *seal.KeyRing, cfg asksConfig, notices store
 	if clock != nil {
 		now = clock.Now
 	}
-	return &asksRig{b: newAsks(cfg, ring.Sealer("legacy-reply"), notices, m, now), reg: reg}
+	return &asksRig{b: newAsks(cfg, ring, notices, m, now), reg: reg}
 }
 
 // count returns the value of one series of the asks' metrics, 0 when it does not exist.

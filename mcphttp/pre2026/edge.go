@@ -97,7 +97,7 @@ func New(cfg Config, d Deps) (*Edge, error) {
 	// hands an answer to the replica that waits for it.
 	e.asks = newAsks(asksConfig{Timeout: cfg.AskTimeout, MaxPendingPerSession: cfg.MaxPendingPerSession,
 		MaxPendingPerCaller: cfg.MaxPendingPerCaller},
-		d.Keys.Sealer(purposeAnswerID), d.Notices, d.Metrics, d.Clock)
+		d.Keys, d.Notices, d.Metrics, d.Clock)
 	return e, nil
 }
 

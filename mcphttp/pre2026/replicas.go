@@ -17,18 +17,25 @@ const (
 	noticeAck    = "k" // whether the replica an answer was forwarded to took it
 )
 
-// replyNotice is a message on a replica's reply topic. An answer carries the id exactly as the
-// client sent it, so the asking replica opens and checks it itself rather than trusting the
-// forwarding one, and the binding of the session it was POSTed in.
+// replyNotice is a message on a replica's reply topic. An answer's content is sealed
+// (forwardedAnswer): what a client said to a backend's question (a typed secret, a sampled
+// text) crosses Redis readable only by the replicas, which hold mrtr.keys.
 type replyNotice struct {
-	Type    string          `json:"t"`
-	Corr    string          `json:"c"`           // correlation id, hex; echoed by the acknowledgement
-	From    string          `json:"f,omitempty"` // the forwarding replica's reply topic
-	ID      string          `json:"i,omitempty"`
-	Binding string          `json:"b,omitempty"`
+	Type   string `json:"t"`
+	Corr   string `json:"c"`           // correlation id, hex; echoed by the acknowledgement
+	From   string `json:"f,omitempty"` // the forwarding replica's reply topic
+	Sealed string `json:"s,omitempty"` // an answer's forwardedAnswer, sealed
+	OK     bool   `json:"ok,omitempty"`
+}
+
+// forwardedAnswer is an answer on its way to the replica that asked. It carries the id exactly as
+// the client sent it, so the asking replica opens and checks it itself rather than trusting the
+// forwarding one, and the binding of the session it was POSTed in.
+type forwardedAnswer struct {
+	ID      string          `json:"i"`
+	Binding string          `json:"b"`
 	Result  json.RawMessage `json:"r,omitempty"`
 	Error   *jsonrpc.Error  `json:"e,omitempty"`
-	OK      bool            `json:"ok,omitempty"`
 	// Until is the last moment the asking replica may take the answer (Unix milliseconds),
 	// halfway through the forwarding replica's wait for the acknowledgement: an answer that
 	// arrives later (Redis stalled, then resumed) is not taken, since the client may have been
@@ -71,9 +78,16 @@ func (b *asks) forward(ctx context.Context, c *answerClaims, id, binding, caller
 		decrement(b.forwardsOf, caller, 1)
 		b.mu.Unlock()
 	}()
-	payload, err := json.Marshal(replyNotice{Type: noticeAnswer, Corr: hex.EncodeToString(corr[:]), From: b.topic,
-		ID: id, Binding: binding, Result: msg.Result, Error: msg.Error,
+	answer, err := json.Marshal(forwardedAnswer{ID: id, Binding: binding, Result: msg.Result, Error: msg.Error,
 		Until: b.now().Add(b.forwardTimeout / 2).UnixMilli()})
+	if err != nil {
+		return fmt.Errorf("asks: encoding an answer for another replica: %w", err)
+	}
+	sealed, err := b.forwarded.Seal(answer)
+	if err != nil {
+		return fmt.Errorf("asks: sealing an answer for another replica: %w", err)
+	}
+	payload, err := json.Marshal(replyNotice{Type: noticeAnswer, Corr: hex.EncodeToString(corr[:]), From: b.topic, Sealed: sealed})
 	if err != nil {
 		return fmt.Errorf("asks: encoding an answer for another replica: %w", err)
 	}
@@ -207,11 +221,14 @@ func (b *asks) onReply(ctx context.Context, msg []byte) {
 // again, whenever it comes: the acknowledgement of the first may have been lost.
 func (b *asks) takeForwarded(ctx context.Context, n *replyNotice, corr [16]byte) {
 	took := false
-	if c, err := b.checkAnswer(n.ID, n.Binding); err == nil && c.replica == b.replica {
-		if (n.Result == nil) != (n.Error == nil) && b.now().Before(time.UnixMilli(n.Until)) {
-			took = b.accept(c, n.Result, n.Error, &corr)
+	var a forwardedAnswer
+	if pt, err := b.forwarded.Open(n.Sealed); err == nil && json.Unmarshal(pt, &a) == nil {
+		if c, err := b.checkAnswer(a.ID, a.Binding); err == nil && c.replica == b.replica {
+			if (a.Result == nil) != (a.Error == nil) && b.now().Before(time.UnixMilli(a.Until)) {
+				took = b.accept(c, a.Result, a.Error, &corr)
+			}
+			took = took || b.usedBy(c.r, corr)
 		}
-		took = took || b.usedBy(c.r, corr)
 	}
 	b.acknowledge(ctx, n.From, n.Corr, took)
 }
