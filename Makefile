@@ -97,9 +97,11 @@ ci-gateway:
 # starts its own servers and gateway on free ports and writes its own run directory, and each
 # spends its time waiting on them rather than on a core. Each one's output goes to a file of its
 # own, printed whole and in this order once all three have ended; the stage fails if any did.
+# setup runs first (once, in `make test`): each script runs it when Node or the suite is
+# missing, and three at once would contend for apt's lock and npm's directories.
 SUITES = conformance conformance-legacy interop-legacy
 
-suites: ci-gateway
+suites: setup ci-gateway
 	@logs="$$(mktemp -d)"; trap 'rm -rf "$$logs"' EXIT; \
 	  export CONFORMANCE_GATEWAY_BIN="$${CONFORMANCE_GATEWAY_BIN:-$(CI_GATEWAY)}" \
 	    INTEROP_GATEWAY_BIN="$${INTEROP_GATEWAY_BIN:-$(CI_GATEWAY)}"; \
