@@ -26,9 +26,9 @@ export PATH := $(PATH):/usr/sbin:/sbin
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 
-.PHONY: test setup vet govet lint lint-tidy lint-imports lint-staticcheck unit fuzz ci-gateway conformance conformance-legacy interop conformance-direct demo build image
+.PHONY: test setup vet govet lint lint-tidy lint-imports lint-staticcheck unit fuzz ci-gateway suites conformance conformance-legacy interop conformance-direct demo build image
 
-test: setup vet unit fuzz conformance conformance-legacy interop
+test: setup vet unit fuzz suites
 
 setup:
 	.ci/setup
@@ -92,6 +92,23 @@ CI_GATEWAY = $(CURDIR)/bin/ci/gateway
 
 ci-gateway:
 	$(GO) build -o "$(CI_GATEWAY)" ./cmd/gateway
+
+# The last stage of `make test`: conformance, conformance-legacy and interop side by side. Each
+# starts its own servers and gateway on free ports and writes its own run directory, and each
+# spends its time waiting on them rather than on a core. Each one's output goes to a file of its
+# own, printed whole and in this order once all three have ended; the stage fails if any did.
+# setup runs first (once, in `make test`): each script runs it when Node or the suite is
+# missing, and three at once would contend for apt's lock and npm's directories.
+SUITES = conformance conformance-legacy interop-legacy
+
+suites: setup ci-gateway
+	@logs="$$(mktemp -d)"; trap 'rm -rf "$$logs"' EXIT; \
+	  export CONFORMANCE_GATEWAY_BIN="$${CONFORMANCE_GATEWAY_BIN:-$(CI_GATEWAY)}" \
+	    INTEROP_GATEWAY_BIN="$${INTEROP_GATEWAY_BIN:-$(CI_GATEWAY)}"; \
+	  pids=(); for s in $(SUITES); do .ci/$$s >"$$logs/$$s" 2>&1 & pids+=($$!); done; \
+	  failed=(); i=0; for s in $(SUITES); do wait "$${pids[$$i]}" || failed+=("$$s"); i=$$((i + 1)); done; \
+	  for s in $(SUITES); do cat "$$logs/$$s"; done; \
+	  if [ "$${#failed[@]}" -gt 0 ]; then echo "suites: failed: $${failed[*]}" >&2; exit 1; fi
 
 conformance: ci-gateway
 	CONFORMANCE_GATEWAY_BIN="$${CONFORMANCE_GATEWAY_BIN:-$(CI_GATEWAY)}" .ci/conformance

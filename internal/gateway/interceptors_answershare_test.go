@@ -21,13 +21,23 @@ import (
 // client address's) within an eighth of that budget, so several callers whose answers are large
 // and stop arriving, each holding every one of its slots, cannot take what another caller's
 // answer is read within: seven such clients hold the budget, an eighth client's call is
-// decided and forwarded. With a caller's share a quarter of 64 MiB, or three times the largest
-// answer, four of them filled it and the other client's call failed closed (503 -32014).
+// decided and forwarded. With a caller's share a quarter of the budget, four of them filled it
+// and the other client's call failed closed (503 -32014).
+//
+// The budget is the least the configuration allows (eight shares of three largest answers),
+// with answers of a quarter of a MiB: the same shares as the default 64 MiB with answers of
+// 2.7 MiB, for a sixth of the bytes. The hogs' answers must start (their response headers
+// arrive) within the interceptor client's 30 s bound for headers, or they fail as timeouts,
+// which hold nothing and count toward the interceptor's shared circuit: 112 answers of 1 MiB,
+// encoded and read under -race on a loaded 2-core machine, once took longer than that, and the
+// opened circuit, not a share, refused the other client's call. The hogs' connections are
+// given a minute, as their answers are, and a timeout is checked for before the other client
+// calls, so a machine too slow for the test is reported as such.
 func TestInterceptorAnswersSeveralCallersCannotStarveAnother(t *testing.T) {
 	const (
-		maxAnswer  = 1 << 20
+		maxAnswer  = 256 << 10
 		bigAnswer  = maxAnswer - 64<<10 // each of the hogs' answers
-		stallAfter = 900 << 10          // where they stop arriving
+		stallAfter = 176 << 10          // where they stop arriving
 		hogs       = 7
 		perCaller  = 16
 	)
@@ -45,8 +55,11 @@ func TestInterceptorAnswersSeveralCallersCannotStarveAnother(t *testing.T) {
 	gw := startTestGateway(t, func(c *Config) {
 		guard := interceptorEntry("guard", srv.URL(), intercept.TypeValidation, []string{"echo"}, "request")
 		guard.MaxResponseBytes, guard.MaxConcurrent, guard.MaxConcurrentPerCaller = maxAnswer, 128, perCaller
-		guard.Timeout = intercept.MaxTimeout // the stalled answers are released by the test, not timed out
+		// The stalled answers are released by the test, not timed out; nor are the hogs' 112
+		// connections, which a loaded machine accepts slowly.
+		guard.Timeout, guard.ConnectTimeout = intercept.MaxTimeout, time.Minute
 		c.Interceptors = []InterceptorConfig{guard}
+		c.Server.MaxInterceptorAnswerBytesInFlight = 8 * 3 * maxAnswer
 	}, alpha)
 	call := func(c *http.Client, text string) (int, string) {
 		req, err := http.NewRequest(http.MethodPost, "http://"+gw.MCP+"/mcp", strings.NewReader(
@@ -79,6 +92,12 @@ func TestInterceptorAnswersSeveralCallersCannotStarveAnother(t *testing.T) {
 		case <-time.After(time.Minute):
 			t.Fatal("the hogs' answers did not all settle")
 		}
+	}
+	// No hog's invocation timed out waiting for its answer to start: one that did holds nothing
+	// and counts toward the shared circuit, and the other client's call would tell nothing.
+	if timeouts := `mcp_gateway_interceptor_errors_total{interceptor="guard",reason="timeout"}`; scrapeAdmin(t, gw).Has(timeouts) {
+		t.Fatal("some hogs' answers did not start within the interceptor client's bound for response headers " +
+			"(a machine too slow for this test), so not every hog holds its share")
 	}
 	alpha.Reset()
 	status, body := call(from("127.0.0.9"), "plain")
