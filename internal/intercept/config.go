@@ -281,7 +281,10 @@ func (r *RuleConfig) problems() []error {
 // backendConfig is the connection to the interceptor as package backend configures one: no
 // retries (an invocation is not safe to repeat blind: the SEP routes an indeterminate outcome as
 // a failure), and its own timeout and answer bound, defaulted by WithDefaults whether or not c
-// already was (Problems checks c as written).
+// already was (Problems checks c as written). The wait for the answer's headers is the whole
+// timeout: an interceptor answers when it has decided, so its headers may come as late as its
+// answer, and a backend's own header bound (30 s) would cut an invocation the operator gave up
+// to five minutes.
 func (c *Config) backendConfig() backend.Config {
 	d := c.WithDefaults()
 	protocol := d.Protocol
@@ -290,7 +293,7 @@ func (c *Config) backendConfig() backend.Config {
 		protocol = backend.ProtocolVersion
 	}
 	return backend.Config{
-		Name: d.Name, URL: d.URL, Timeout: d.Timeout, ConnectTimeout: d.ConnectTimeout,
+		Name: d.Name, URL: d.URL, Timeout: d.Timeout, ResponseHeaderTimeout: d.Timeout, ConnectTimeout: d.ConnectTimeout,
 		Headers: d.Headers, MaxResponseBytes: d.MaxResponseBytes, Protocol: protocol,
 		TLS: d.TLS, Auth: d.Auth, Retry: backend.RetryConfig{Attempts: 1}, Breaker: d.Breaker,
 	}

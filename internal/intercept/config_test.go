@@ -150,3 +150,17 @@ func TestAnswerBudgetHoldsEightShares(t *testing.T) {
 		}
 	}
 }
+
+// TestInterceptorHeadersWaitItsTimeout: the wait for an interceptor's answer headers is its
+// configured timeout, not a backend's 30 s header bound: an interceptor answers when it has
+// decided, so a timeout of up to MaxTimeout must not fail at 30 s for want of headers.
+func TestInterceptorHeadersWaitItsTimeout(t *testing.T) {
+	for _, timeout := range []time.Duration{0, 90 * time.Second, MaxTimeout} {
+		c := validator("guard", "http://127.0.0.1:1/mcp")
+		c.Timeout = timeout
+		want := c.WithDefaults().Timeout
+		if got := c.backendConfig().ResponseHeaderTimeout; got != want {
+			t.Errorf("timeout %s: the answer's headers are waited for %s, want %s", timeout, got, want)
+		}
+	}
+}
