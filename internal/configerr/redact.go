@@ -77,8 +77,9 @@ func redactOne(v string) string {
 // A user name runs to the first '@' before any ':', '/', '?' or '#'. A password runs to the
 // last '@' of the value, not to the first '/', '?', '#' or '@' as a URL parser would read it: a
 // generated password written unencoded often holds those, and the URL then fails to parse.
-// When v parses as a URL without user information and with no '@' in its path, the '@' after
-// a ':' is in its query ("h:443/p?a=b@c") and v has none.
+// When v parses as a URL without user information, with a path before its first '@' and no '@'
+// in that path, the '@' is in its query ("h:443/p?a=b@c") and v has none; a password of digits
+// followed by '?' or '#' ("u:12?x@h") parses too, as a port, and is still hidden.
 func userinfoEnd(v string) int {
 	if strings.HasPrefix(v, "[") {
 		return -1 // an IPv6 host, or a pattern ("[user:password@]host") that no user information precedes
@@ -96,7 +97,8 @@ func userinfoEnd(v string) int {
 	if at < 0 {
 		return -1
 	}
-	if p, err := url.Parse("x://" + v); err == nil && p.User == nil && !strings.Contains(p.EscapedPath(), "@") {
+	first := strings.IndexByte(v, '@')
+	if p, err := url.Parse("x://" + v); err == nil && p.User == nil && strings.Contains(v[:first], "/") && !strings.Contains(p.EscapedPath(), "@") {
 		return -1
 	}
 	return at

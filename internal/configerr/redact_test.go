@@ -33,6 +33,8 @@ func TestRedactURLs(t *testing.T) {
 		`plain text without one`:                       `plain text without one`,
 		`Get "http://127.0.0.1:1/mcp?sig=K1": refused`: `Get "http://127.0.0.1:1/mcp?sig=REDACTED": refused`,
 		`"http://[::1]:1/mcp?sig=K1"`:                  `"http://[::1]:1/mcp?sig=REDACTED"`,
+		`"redis://u:12?K1@h:1/0"`:                      `"redis://REDACTED@h:1/0"`,
+		`"redis://u:12#K1@h:1/0"`:                      `"redis://REDACTED@h:1/0"`,
 		`"https://h/a%40b?x=K1"`:                       `"https://h/a%40b?x=REDACTED"`,
 	} {
 		if got := RedactURLs(in); got != want {
