@@ -189,7 +189,7 @@ func (ic IssuerConfig) validate() []error {
 	} else if strings.ContainsAny(ic.Issuer, "?#") {
 		// OpenID Connect Discovery §3, RFC 8414 §2. It also keeps "issuer#subject", the key the
 		// gateway holds each caller's state under, one caller's only.
-		errs = append(errs, configerr.At("issuer", "%q: an issuer URL has no query or fragment", ic.Issuer))
+		errs = append(errs, configerr.At("issuer", "%q: an issuer URL has no query or fragment", configerr.URL(ic.Issuer)))
 	}
 	if ic.JWKSURL != "" {
 		if err := checkURL(ic.JWKSURL); err != nil {

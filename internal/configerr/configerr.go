@@ -26,12 +26,13 @@ type Error struct {
 	Kind error
 }
 
-// Error returns "path: problem".
+// Error returns "path: problem", every URL in it quoted as URL quotes it: a setting's value is
+// quoted in its problem, and a configured URL may carry a credential.
 func (e *Error) Error() string {
 	if e.Path == "" {
-		return e.Err.Error()
+		return RedactURLs(e.Err.Error())
 	}
-	return e.Path + ": " + e.Err.Error()
+	return e.Path + ": " + RedactURLs(e.Err.Error())
 }
 
 // Unwrap returns the problem and the kind, for errors.Is and errors.As.

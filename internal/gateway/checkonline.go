@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/embeddings"
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/seal"
@@ -120,10 +120,11 @@ func reportOnline(w io.Writer, results []onlineResult) error {
 	for _, r := range results {
 		if r.err != nil {
 			failed++
-			fmt.Fprintf(w, "FAILED %s: %s\n", r.item, oneLine(r.err.Error()))
+			// A client's error repeats the URL it was sent to (*url.Error), query and all.
+			fmt.Fprintf(w, "FAILED %s: %s\n", r.item, oneLine(configerr.RedactURLs(r.err.Error())))
 			continue
 		}
-		fmt.Fprintf(w, "ok     %s: %s\n", r.item, r.detail)
+		fmt.Fprintf(w, "ok     %s: %s\n", r.item, configerr.RedactURLs(r.detail))
 	}
 	if failed > 0 {
 		return fmt.Errorf("check-config --online: %d of %d item(s) failed", failed, len(results))
@@ -196,16 +197,10 @@ func (c RedisConfig) probe(ctx context.Context, getenv func(string) string) onli
 	return r
 }
 
-// reportedURL is how a line names an endpoint: without user information or query, either of
-// which may carry a credential (an endpoint keyed by ?key=), as backends are reported.
-func reportedURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(an unparsable URL)"
-	}
-	u.User, u.RawQuery, u.ForceQuery = nil, "", false
-	return u.String()
-}
+// reportedURL is how a line names an endpoint: as every configuration message quotes a URL
+// (configerr.URL), without user information or query values, either of which may carry a
+// credential (an endpoint keyed by ?key=).
+func reportedURL(raw string) string { return configerr.URL(raw) }
 
 // onlineProbeTTL is how long the keys check-config --online writes to Redis live.
 const onlineProbeTTL = 10 * time.Second

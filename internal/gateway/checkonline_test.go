@@ -73,8 +73,8 @@ func TestCheckConfigOnlineRedis(t *testing.T) {
 	const password = "s3cr3t-redis-pw"
 	rs := testredis.Start(t, testredis.WithPassword(password))
 	for _, tc := range []struct{ url, want string }{
-		{"redis://:" + password + "@" + rs.Addr() + "/0", `(?m)^ok     redis redis://:xxxxx@` + regexp.QuoteMeta(rs.Addr()) + `/0: PING answered, keys under "mcpgw:" readable, writable and scriptable$`},
-		{"redis://:" + password + "@" + closedPort(t) + "/0", `(?m)^FAILED redis redis://:xxxxx@`},
+		{"redis://:" + password + "@" + rs.Addr() + "/0", `(?m)^ok     redis redis://REDACTED@` + regexp.QuoteMeta(rs.Addr()) + `/0: PING answered, keys under "mcpgw:" readable, writable and scriptable$`},
+		{"redis://:" + password + "@" + closedPort(t) + "/0", `(?m)^FAILED redis redis://REDACTED@`},
 	} {
 		checkOnlineLines(t, "redis: {url: \""+tc.url+"\"}\n", strings.HasPrefix(tc.want, "(?m)^FAILED"), []string{tc.want}, password)
 	}
@@ -92,9 +92,9 @@ func TestCheckConfigOnlineRedisKeyPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct{ prefix, password, want string }{
-		{"granted:", password, `(?m)^ok     redis redis://gw:xxxxx@` + regexp.QuoteMeta(rs.Addr()) + `/0: PING answered, keys under "granted:" readable, writable and scriptable$`},
-		{"other:", password, `(?m)^FAILED redis redis://gw:xxxxx@` + regexp.QuoteMeta(rs.Addr()) + `/0: redis\.keyPrefix "other:": read: .*NOPERM`},
-		{"granted:", "wrong-" + password, `(?m)^FAILED redis redis://gw:xxxxx@.*WRONGPASS`},
+		{"granted:", password, `(?m)^ok     redis redis://REDACTED@` + regexp.QuoteMeta(rs.Addr()) + `/0: PING answered, keys under "granted:" readable, writable and scriptable$`},
+		{"other:", password, `(?m)^FAILED redis redis://REDACTED@` + regexp.QuoteMeta(rs.Addr()) + `/0: redis\.keyPrefix "other:": read: .*NOPERM`},
+		{"granted:", "wrong-" + password, `(?m)^FAILED redis redis://REDACTED@.*WRONGPASS`},
 	} {
 		checkOnlineLines(t, "redis: {url: \"redis://gw:"+tc.password+"@"+rs.Addr()+"/0\", keyPrefix: \""+tc.prefix+"\"}\n",
 			strings.Contains(tc.want, "FAILED"), []string{tc.want}, password)
@@ -126,8 +126,8 @@ func TestCheckConfigOnlineRedisWritable(t *testing.T) {
 	for _, tc := range []struct{ url, want string }{
 		{"redis://" + primary.Addr() + "/0", `(?m)^ok     redis redis://` + regexp.QuoteMeta(primary.Addr()) + `/0: PING answered, keys under "mcpgw:" readable, writable and scriptable$`},
 		{"redis://" + replica.Addr() + "/0", `(?m)^FAILED redis redis://` + regexp.QuoteMeta(replica.Addr()) + `/0: redis\.keyPrefix "mcpgw:": write: .*READONLY`},
-		{"redis://reader:" + password + "@" + primary.Addr() + "/0", `(?m)^FAILED redis redis://reader:xxxxx@.*: redis\.keyPrefix "mcpgw:": write: .*NOPERM`},
-		{"redis://noscript:" + password + "@" + primary.Addr() + "/0", `(?m)^FAILED redis redis://noscript:xxxxx@.*: redis\.keyPrefix "mcpgw:": script \(rate limit\): .*NOPERM`},
+		{"redis://reader:" + password + "@" + primary.Addr() + "/0", `(?m)^FAILED redis redis://REDACTED@.*: redis\.keyPrefix "mcpgw:": write: .*NOPERM`},
+		{"redis://noscript:" + password + "@" + primary.Addr() + "/0", `(?m)^FAILED redis redis://REDACTED@.*: redis\.keyPrefix "mcpgw:": script \(rate limit\): .*NOPERM`},
 	} {
 		checkOnlineLines(t, "redis: {url: \""+tc.url+"\"}\n", strings.Contains(tc.want, "FAILED"), []string{tc.want}, password)
 	}

@@ -50,7 +50,9 @@ func Main(ctx context.Context, version string, args []string, getenv func(string
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0 // help was asked for and printed
 	}
-	fmt.Fprintln(stderr, "gateway:", err)
+	// Whatever failed, a configuration error or one from a client that repeats the URL it was
+	// sent to, the URLs it quotes are shown without their credentials (configerr.URL).
+	fmt.Fprintln(stderr, "gateway:", configerr.RedactURLs(err.Error()))
 	var ec interface{ ExitCode() int }
 	if errors.As(err, &ec) {
 		return ec.ExitCode()

@@ -328,7 +328,7 @@ func applyEnv(c *Config, getenv func(string) string) error {
 func addUpstream(c *Config, spec string) error {
 	name, u, ok := strings.Cut(spec, "=")
 	if !ok || name == "" || u == "" {
-		return fmt.Errorf("upstream %q: want NAME=URL", spec)
+		return fmt.Errorf("upstream %q: want NAME=URL", configerr.URL(spec))
 	}
 	c.Upstreams = append(c.Upstreams, UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: name, URL: u}})
 	return nil

@@ -3,7 +3,6 @@ package gateway
 import (
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
 )
@@ -40,55 +39,20 @@ func sameHeaderTwice(path string, headers map[string]Secret) []error {
 	return errs
 }
 
-// redactedError is a configuration error whose text shows no password of a URL: a setting's
-// value is quoted in its error, and a URL with user information ("redis://:pw@host",
-// "https://user:pw@host") carries a credential, which must not reach a terminal or a CI log.
+// redactedError is an error whose text quotes every URL as configerr.URL does: a setting's value
+// is quoted in its error, and a URL can carry a credential in its user information
+// ("redis://:pw@host") or its query ("?key="), which must not reach a terminal, a CI log or a
+// log collector. Every configuration error the gateway prints or logs (check-config, serve's
+// start, a reload refused) goes through it.
 type redactedError struct{ err error }
 
-func (e redactedError) Error() string { return redactURLPasswords(e.err.Error()) }
+func (e redactedError) Error() string { return configerr.RedactURLs(e.err.Error()) }
 func (e redactedError) Unwrap() error { return e.err }
 
-// redactURLPasswords replaces the password of every "scheme://user:password@" in s with xxxxx,
-// as url.URL.Redacted does; the rest of each URL stays, to be recognised. The password runs to
-// the last '@' before the end of the value (a '"' not escaped, or white space), not to the first
-// '/', '?', '#' or '@' as a URL parser would read it: a generated password written unencoded
-// often holds those, the URL then fails to parse, and that is when an error quotes it. A URL
-// whose user name holds one of them has no password to hide (https://h/p?a=b:c@d).
-func redactURLPasswords(s string) string {
-	var b strings.Builder
-	for {
-		i := strings.Index(s, "://")
-		if i < 0 {
-			break
-		}
-		start := i + len("://")
-		b.WriteString(s[:start])
-		s = s[start:]
-		u := strings.IndexAny(s, ":/?#@\" \n\t")
-		if u < 0 || s[u] != ':' {
-			continue
-		}
-		at := strings.LastIndexByte(s[u:valueEnd(s, u)], '@')
-		if at < 0 {
-			continue
-		}
-		b.WriteString(s[:u] + ":xxxxx")
-		s = s[u+at:]
+// redacted wraps err, if any, in redactedError.
+func redacted(err error) error {
+	if err == nil {
+		return nil
 	}
-	b.WriteString(s)
-	return b.String()
-}
-
-// valueEnd is where the value quoted in s that goes on at s[i] ends: at a '"' that no backslash
-// escapes, or at white space, or at the end of s.
-func valueEnd(s string, i int) int {
-	for ; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '"', ' ', '\n', '\t':
-			return i
-		}
-	}
-	return len(s)
+	return redactedError{err}
 }

@@ -25,10 +25,11 @@ type RedisConfig struct {
 
 func (c RedisConfig) enabled() bool { return c.URL != "" || len(c.Addrs) > 0 }
 
-// where names the Redis configured, for an operator: its URL without a password, or its seeds.
+// where names the Redis configured, for an operator: its URL without user information or query
+// values (configerr.URL), or its seeds.
 func (c RedisConfig) where() string {
 	if c.URL != "" {
-		return redactURLPasswords(c.URL)
+		return configerr.URL(c.URL)
 	}
 	return strings.Join(c.Addrs, ",")
 }

@@ -131,7 +131,9 @@ func (r *reloadState) register(reg prometheus.Registerer, now time.Time) error {
 // process's: once it is done (SIGTERM) a reload still fetching issuer keys gives up.
 func (g *gateway) reloadFrom(ctx context.Context, src *reloadSource) error {
 	g.log.Info("reloading the configuration")
-	err := g.reload(ctx, src)
+	// redacted as check-config's errors are: a refused file's errors quote its URLs, and an
+	// issuer's keys not fetched quote the client's error, URL and all.
+	err := redacted(g.reload(ctx, src))
 	r := &g.reloads
 	if err != nil {
 		r.metrics.Refused()

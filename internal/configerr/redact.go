@@ -1,0 +1,119 @@
+package configerr
+
+import (
+	"net/url"
+	"strings"
+)
+
+// Redacted is what stands in, in a quoted URL, for its user information and for each value of
+// its query.
+const Redacted = "REDACTED"
+
+// URL is how a message quotes the configured URL raw: its scheme, host, port and path, which an
+// operator recognises it by, with its user information replaced, each value of its query
+// replaced (the names stay: "?key=REDACTED") and its fragment dropped. Operators put
+// credentials in all three (redis://:password@h, ?key=, ?access_token=, ?sig=), and a message
+// reaches terminals, CI logs and log collectors. It is RedactURLs applied to the one value.
+func URL(raw string) string { return RedactURLs(raw) }
+
+// RedactURLs is s, a message, with every URL in it ("scheme://" onwards, to the end of the
+// quoted value or to white space) written as URL writes it. It works on the text, not on a
+// parsed URL, so that a URL that fails to parse, which is when an error quotes it, is hidden
+// too, and so that an error from another package repeating the URL (a *url.Error, an HTTP
+// client's error) is hidden however it is wrapped.
+func RedactURLs(s string) string {
+	if !strings.Contains(s, "://") {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "://")
+		if i < 0 {
+			break
+		}
+		start := i + len("://")
+		b.WriteString(s[:start])
+		s = s[start:]
+		end := valueEnd(s, 0)
+		b.WriteString(redactOne(s[:end]))
+		s = s[end:]
+	}
+	b.WriteString(s)
+	return b.String()
+}
+
+// redactOne writes v, a URL after its "scheme://" up to where its quoted value ends, as URL
+// does.
+func redactOne(v string) string {
+	rest := v
+	var out strings.Builder
+	if at := userinfoEnd(v); at >= 0 {
+		out.WriteString(Redacted + "@")
+		rest = v[at+1:]
+	}
+	if f := strings.IndexByte(rest, '#'); f >= 0 {
+		rest = rest[:f]
+	}
+	path, query, hasQuery := strings.Cut(rest, "?")
+	out.WriteString(path)
+	if !hasQuery {
+		return out.String()
+	}
+	out.WriteByte('?')
+	for j, p := range strings.FieldsFunc(query, func(r rune) bool { return r == '&' || r == ';' }) {
+		if j > 0 {
+			out.WriteByte('&')
+		}
+		if name, _, ok := strings.Cut(p, "="); ok {
+			out.WriteString(name + "=" + Redacted)
+		} else {
+			out.WriteString(Redacted) // a bare value (?TOKEN) may be the credential itself
+		}
+	}
+	return out.String()
+}
+
+// userinfoEnd is the index of the '@' that ends v's user information, or -1 when v has none.
+// A user name runs to the first '@' before any ':', '/', '?' or '#'. A password runs to the
+// last '@' of the value, not to the first '/', '?', '#' or '@' as a URL parser would read it: a
+// generated password written unencoded often holds those, and the URL then fails to parse.
+// When v parses as a URL without user information, with a path before its first '@' and no '@'
+// in that path, the '@' is in its query ("h:443/p?a=b@c") and v has none; a password of digits
+// followed by '?' or '#' ("u:12?x@h") parses too, as a port, and is still hidden.
+func userinfoEnd(v string) int {
+	if strings.HasPrefix(v, "[") {
+		return -1 // an IPv6 host, or a pattern ("[user:password@]host") that no user information precedes
+	}
+	u := strings.IndexAny(v, ":/?#@")
+	switch {
+	case u < 0:
+		return -1
+	case v[u] == '@':
+		return u
+	case v[u] != ':':
+		return -1
+	}
+	at := strings.LastIndexByte(v, '@')
+	if at < 0 {
+		return -1
+	}
+	first := strings.IndexByte(v, '@')
+	if p, err := url.Parse("x://" + v); err == nil && p.User == nil && strings.Contains(v[:first], "/") && !strings.Contains(p.EscapedPath(), "@") {
+		return -1
+	}
+	return at
+}
+
+// valueEnd is where the value quoted in s that goes on at s[i] ends: at a '"' that no backslash
+// escapes, or at white space, or at the end of s.
+func valueEnd(s string, i int) int {
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"', ' ', '\n', '\t', '\r':
+			return i
+		}
+	}
+	return len(s)
+}
