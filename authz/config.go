@@ -106,7 +106,7 @@ type Config struct {
 // IssuerConfig is one trusted issuer.
 type IssuerConfig struct {
 	// Issuer is the exact "iss" value and the discovery base URL. Required;
-	// https, or http on a loopback host for development; no query or fragment.
+	// https, or http on a loopback host for development; no user info, query or fragment.
 	Issuer string `yaml:"issuer"`
 	// JWKSURL is the key-set URL for issuers without OIDC discovery. Empty:
 	// discovered lazily from Issuer + /.well-known/openid-configuration.
@@ -190,6 +190,10 @@ func (ic IssuerConfig) validate() []error {
 		// OpenID Connect Discovery §3, RFC 8414 §2. It also keeps "issuer#subject", the key the
 		// gateway holds each caller's state under, one caller's only.
 		errs = append(errs, configerr.At("issuer", "%q: an issuer URL has no query or fragment", configerr.URL(ic.Issuer)))
+	} else if u, err := url.Parse(ic.Issuer); err == nil && u.User != nil {
+		// No token's "iss" carries user info, so such an issuer would match no token; and the
+		// issuer is named in logs and readiness reasons, which must not show a password.
+		errs = append(errs, configerr.At("issuer", "%q: an issuer URL has no user info", configerr.URL(ic.Issuer)))
 	}
 	if ic.JWKSURL != "" {
 		if err := checkURL(ic.JWKSURL); err != nil {

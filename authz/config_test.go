@@ -210,6 +210,19 @@ func TestIssuerURLHasNoControlCharacter(t *testing.T) {
 	}
 }
 
+// TestIssuerURLHasNoUserInfo: an issuer with user info is refused (no token's "iss" carries
+// one, and the issuer is named in logs and /readyz), its password never quoted.
+func TestIssuerURLHasNoUserInfo(t *testing.T) {
+	for _, iss := range []string{"https://user:s3cr3t-canary@idp.example/", "https://s3cr3t-canary@idp.example", "https://user:@idp.example/tenant"} {
+		err := Config{Issuers: []IssuerConfig{{Issuer: iss}}}.Validate()
+		if err == nil || !strings.Contains(err.Error(), "issuers[0].issuer: ") || !strings.Contains(err.Error(), "no user info") {
+			t.Errorf("issuer %q: %v, want refused for its user info", iss, err)
+		} else if strings.Contains(err.Error(), "s3cr3t-canary") {
+			t.Errorf("issuer %q: the refusal quotes the user info: %v", iss, err)
+		}
+	}
+}
+
 func TestIssuerURLHasNoQueryOrFragment(t *testing.T) {
 	for _, iss := range []string{"https://idp.example#t", "https://idp.example/?tenant=a", "https://idp.example/#"} {
 		err := Config{Issuers: []IssuerConfig{{Issuer: iss}}}.Validate()
