@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/browsertest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/freeport"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
@@ -42,46 +40,6 @@ const (
 
 // approvalText is the argument of the call to approve: what a user must be able to read.
 const approvalText = "DELETE every invoice of 2025 from the ledger \u202Etxt.exe"
-
-// freeLoopbackPorts returns n distinct ports free on 127.0.0.1 now, so a gateway's public URL
-// (which the issuer must know as a redirect URI) and admin address can be fixed before the
-// gateway starts. The Listeners are held until all n are chosen, so no port comes twice.
-//
-// The ports are below the kernel's ephemeral range, which listeners on port 0 and outgoing
-// connections take theirs from: a port freed here waits for its gateway process to bind it,
-// and the tests running in parallel with this one open listeners and connections all the
-// while, which could otherwise be handed that very port first.
-func freeLoopbackPorts(t *testing.T, n int) []int {
-	t.Helper()
-	lo, hi := fixedPortRange()
-	ports := make([]int, 0, n)
-	for attempts := 0; len(ports) < n; attempts++ {
-		if attempts == 100*n {
-			t.Fatalf("no %d free loopback ports in [%d, %d) after %d attempts", n, lo, hi, attempts)
-		}
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(lo+rand.IntN(hi-lo))))
-		if err != nil {
-			continue // taken
-		}
-		defer l.Close()
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports
-}
-
-// fixedPortRange is where freeLoopbackPorts picks from: from 10000 up to the first ephemeral
-// port, as Linux reports its range (elsewhere, IANA's range, which starts higher).
-func fixedPortRange() (lo, hi int) {
-	lo, hi = 10000, 32768
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			if first, err := strconv.Atoi(f[0]); err == nil && first > lo+1000 {
-				hi = first
-			}
-		}
-	}
-	return lo, hi
-}
 
 // approvalSite is what the test's gateway processes share: the binary, the directory of their
 // configuration, secret and log files, the issuer and the backend.
@@ -270,7 +228,7 @@ func TestApprovalInBrowser(t *testing.T) {
 	// Every replica's ports are picked at once: picked one replica at a time, a port freed for
 	// one replica's admin listener could be handed out again for the next one's MCP listener
 	// before the first had bound it (seen: replica-a's admin listener "address already in use").
-	ports := freeLoopbackPorts(t, 6)
+	ports := freeport.Loopback(t, 6)
 	replicaA := site.start(t, "replica-a", redis.URL(), 0, ports[0:2])
 	replicaB := site.start(t, "replica-b", redis.URL(), 0, ports[2:4])
 	// expiring asks for approvals that expire within a second, with its own in-memory store.

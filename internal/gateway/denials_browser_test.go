@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/browsertest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/freeport"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
@@ -28,7 +29,7 @@ func TestApprovalPageDenialsInBrowser(t *testing.T) {
 	alpha := mcptest.StartServer(t, "alpha")
 	site := newApprovalSite(t, op, alpha)
 	site.drafts = []string{mcphttp.DraftDenials}
-	ports := freeLoopbackPorts(t, 4) // at once, as TestApprovalInBrowser's
+	ports := freeport.Loopback(t, 4) // at once, as TestApprovalInBrowser's
 	a := site.start(t, "denials-a", redis.URL(), 0, ports[0:2])
 	b := site.start(t, "denials-b", redis.URL(), 0, ports[2:4])
 	a.proc.waitReady(t)

@@ -18,6 +18,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+	"github.com/mcp-gateway/gateway/internal/testsupport/freeport"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
@@ -28,7 +29,7 @@ import (
 // token minted on request.
 func TestServeAcceptsDevIssuerTokens(t *testing.T) {
 	alpha := mcptest.StartServer(t, "alpha")
-	ports := freeLoopbackPorts(t, 2)
+	ports := freeport.Loopback(t, 2)
 	mcpAddr, adminAddr := fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1])
 	publicURL := "http://" + mcpAddr + "/mcp"
 
@@ -224,7 +225,7 @@ func TestReadmeIssuerSignInCommand(t *testing.T) {
 	if issuer == nil || client == nil {
 		t.Fatalf("the command prints no issuer or no approval block:\n%s", printed)
 	}
-	ports := freeLoopbackPorts(t, 2)
+	ports := freeport.Loopback(t, 2)
 	doc := map[string]any{
 		"server":    map[string]any{"listen": fmt.Sprintf("127.0.0.1:%d", ports[0]), "publicURL": args[j+1]},
 		"admin":     map[string]any{"listen": fmt.Sprintf("127.0.0.1:%d", ports[1])},

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mcp-gateway/gateway/internal/testsupport/freeport"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
 )
@@ -90,7 +91,7 @@ func TestReloadOnSIGHUP(t *testing.T) {
 	t.Parallel()
 	bin := buildGatewayBinary(t)
 	alpha, beta := mcptest.StartServer(t, "alpha"), mcptest.StartServer(t, "beta")
-	ports := freeLoopbackPorts(t, 2)
+	ports := freeport.Loopback(t, 2)
 	dir := t.TempDir()
 	mcpAddr, adminAddr := fmt.Sprintf("127.0.0.1:%d", ports[0]), fmt.Sprintf("127.0.0.1:%d", ports[1])
 	conf := func(backends ...*mcptest.Server) string {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/testsupport/browsertest"
+	"github.com/mcp-gateway/gateway/internal/testsupport/freeport"
 	"github.com/mcp-gateway/gateway/internal/testsupport/intercepttest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/oauthbackend"
@@ -128,7 +129,7 @@ func startUserOAuthSite(t *testing.T, o uoSiteOptions) *userOAuthSite {
 		"as": writeSecretFile(t, dir, "as", uoASSecret), "vault": writeSecretFile(t, dir, "vault", uoVaultKey),
 		"admin": writeSecretFile(t, dir, "admin", uoAdminToken),
 	}
-	ports := freeLoopbackPorts(t, 5)
+	ports := freeport.Loopback(t, 5)
 	site.base = fmt.Sprintf("http://localhost:%d", ports[0])
 	site.op.AddWebClient(uoPagesClient, uoPagesSecret, site.base+"/approval/callback")
 	site.as.AddJWTWebClient(uoASClient, uoASSecret, site.base+"/connect/callback/"+uoBackend)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+	"github.com/mcp-gateway/gateway/internal/testsupport/freeport"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
 )
@@ -33,7 +34,7 @@ type cluster struct {
 func startCluster(t *testing.T, opts ...mcptest.Option) *cluster {
 	t.Helper()
 	dir := t.TempDir()
-	ports := freePorts(t, 2*replicaCount+2)
+	ports := freeport.Loopback(t, 2*replicaCount+2)
 	lbPort, statsPort := ports[2*replicaCount], ports[2*replicaCount+1]
 	c := &cluster{alpha: mcptest.StartServer(t, "alpha", opts...)}
 	c.redis = testredis.Start(t, testredis.WithPassword(randomSecret(t)))

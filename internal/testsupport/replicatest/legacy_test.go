@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+	"github.com/mcp-gateway/gateway/internal/testsupport/freeport"
 	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
@@ -209,7 +210,7 @@ func startDirectBalancer(t *testing.T) *balancer {
 		}
 		servers = append(servers, balancerServer{Name: "s" + strconv.Itoa(i+1), Addr: u.Host, AdminPort: readyPort})
 	}
-	ports := freePorts(t, 2)
+	ports := freeport.Loopback(t, 2)
 	lb := startBalancer(t, t.TempDir(), ports[0], ports[1], servers)
 	for _, s := range servers {
 		if err := lb.waitState(s.Name, "UP"); err != nil {

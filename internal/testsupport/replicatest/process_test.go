@@ -3,7 +3,6 @@ package replicatest
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -89,22 +88,6 @@ func (p *process) wait(sig syscall.Signal) error {
 		<-p.done
 		return fmt.Errorf("pid %d did not exit within %v of %v: %w", p.cmd.Process.Pid, exitTimeout, sig, errTimeout)
 	}
-}
-
-// freePorts returns n distinct loopback ports that were free a moment ago. The listeners are
-// held until all n are chosen so the kernel cannot hand out one port twice.
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	ports := make([]int, 0, n)
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("free port: %v", err)
-		}
-		defer ln.Close()
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return ports
 }
 
 // dumpLog prints the tail of a child's log when the test has failed, so a failure shows what
