@@ -104,7 +104,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer site.close()
 	started := make(chan gateway.Listeners, 1)
 	errc := make(chan error, 1)
-	go func() { errc <- gateway.ServeOn(ctx, site.cfg, mcpLn, adminLn, stdout, stderr, started) }()
+	go func() { errc <- gateway.ServeOn(ctx, site.cfg, mcpLn, adminLn, stderr, started) }()
 	select {
 	case <-started:
 		printDemo(stdout, site.banner())

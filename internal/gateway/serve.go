@@ -783,21 +783,16 @@ func (b bound) open(cfg *Config) (mcpLn, adminLn net.Listener, err error) {
 	return mcpLn, adminLn, nil
 }
 
-// ServeOn is Serve on listeners the caller opened, for a caller that must know the addresses
-// before cfg is complete (the demo, whose public URL and sign-in redirect URI name the port
-// chosen for a ":0" address). cfg.Server.Listen and cfg.Admin.Listen are not used. The
-// listeners are closed when ServeOn returns.
-func ServeOn(ctx context.Context, cfg *Config, mcpLn, adminLn net.Listener, stdout, stderr io.Writer, started chan<- Listeners) error {
+// ServeOn runs the gateway with cfg, as `gateway serve` does, until ctx is done, on listeners
+// the caller opened: for a caller that must know the addresses before cfg is complete (the
+// demo, whose public URL and sign-in redirect URI name the port chosen for a ":0" address).
+// cfg must come from NewConfig and have passed Complete, so the demo runs exactly what `serve`
+// runs, defaults included. cfg.Server.Listen and cfg.Admin.Listen are not used; started, when
+// not nil, receives the listeners' addresses once both accept connections. The listeners are
+// closed when ServeOn returns.
+func ServeOn(ctx context.Context, cfg *Config, mcpLn, adminLn net.Listener, stderr io.Writer, started chan<- Listeners) error {
 	defer mcpLn.Close()
 	defer adminLn.Close()
 	return run(ctx, cfg, runOptions{getenv: func(string) string { return "" }, stderr: stderr, started: started,
 		bound: bound{mcpLn, adminLn}})
-}
-
-// Serve runs the gateway with cfg, as `gateway serve` does, until ctx is done; started, when not
-// nil, receives the listeners' addresses once both accept connections. cfg must come from
-// NewConfig and have passed Complete: the demo serves through here, so it runs exactly what
-// `serve` runs, defaults included.
-func Serve(ctx context.Context, cfg *Config, stdout, stderr io.Writer, started chan<- Listeners) error {
-	return run(ctx, cfg, runOptions{getenv: func(string) string { return "" }, stderr: stderr, started: started})
 }
