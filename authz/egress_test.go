@@ -99,12 +99,12 @@ func TestProbeIssuerGoesWhereTheAuthenticatorGoes(t *testing.T) {
 	t.Cleanup(srv.Close)
 	p := "/redirect"
 	jwksPath.Store(&p)
-	if _, err := ProbeIssuer(t.Context(), nil, Config{Issuers: []IssuerConfig{{Issuer: srv.URL}}}, 0); FetchErrorClass(err) != FetchRefused || keyFetches.Load() != 0 {
+	if _, err := ProbeIssuer(t.Context(), Config{Issuers: []IssuerConfig{{Issuer: srv.URL}}}, 0); FetchErrorClass(err) != FetchRefused || keyFetches.Load() != 0 {
 		t.Errorf("key set redirected to ::ffff:127.0.0.1: %v (class %s), %d fetches; want refused, none", err, FetchErrorClass(err), keyFetches.Load())
 	}
 	p = "/jwks"
 	jwksPath.Store(&p)
-	if _, err := ProbeIssuer(t.Context(), nil, Config{Issuers: []IssuerConfig{{Issuer: srv.URL}}}, 0); !errors.Is(err, errNoUsableKey) || keyFetches.Load() != 1 {
+	if _, err := ProbeIssuer(t.Context(), Config{Issuers: []IssuerConfig{{Issuer: srv.URL}}}, 0); !errors.Is(err, errNoUsableKey) || keyFetches.Load() != 1 {
 		t.Errorf("the key set: %v, %d fetches; want it fetched (and found empty)", err, keyFetches.Load())
 	}
 }
@@ -141,7 +141,7 @@ func TestProbeIssuerTrustsWhatTheAuthenticatorTrusts(t *testing.T) {
 	} {
 		cfg := Config{Issuers: tt.issuers}
 		before := conns.Load()
-		_, probeErr := ProbeIssuer(t.Context(), nil, cfg, 0)
+		_, probeErr := ProbeIssuer(t.Context(), cfg, 0)
 		probed := conns.Load() - before
 		_, authErr := newAuth(t, cfg, clk).Authenticate(t.Context(), tok)
 		authed := conns.Load() - before - probed

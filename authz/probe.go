@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 )
 
@@ -23,22 +22,20 @@ type IssuerProbe struct {
 var errNoUsableKey = errors.New("the key set has no public signing key for an accepted algorithm")
 
 // ProbeIssuer fetches the discovery document of cfg.Issuers[i] (unless it names its key set) and
-// its key set with client, through the same code the authenticator uses on its first token, so
-// an operator can check an issuer before any caller depends on it (gateway check-config
-// --online). Discovery checks the document's issuer against the configured one exactly; a key
-// set without a usable key is an error. ctx bounds the whole probe. A nil client is the one New
-// builds by default for cfg, the whole configuration: the probe goes exactly where the
-// authenticator would (internal/egress), which trusts every configured issuer's hosts, not only
-// the probed one's.
-func ProbeIssuer(ctx context.Context, client *http.Client, cfg Config, i int) (IssuerProbe, error) {
+// its key set, through the same code the authenticator uses on its first token, so an operator
+// can check an issuer before any caller depends on it (gateway check-config --online).
+// Discovery checks the document's issuer against the configured one exactly; a key set without
+// a usable key is an error. ctx bounds the whole probe. The client is the one New builds by
+// default for cfg, the whole configuration: the probe goes exactly where the authenticator
+// would (internal/egress), which trusts every configured issuer's hosts, not only the probed
+// one's.
+func ProbeIssuer(ctx context.Context, cfg Config, i int) (IssuerProbe, error) {
 	if i < 0 || i >= len(cfg.Issuers) {
 		return IssuerProbe{}, fmt.Errorf("no issuer %d: the configuration has %d", i, len(cfg.Issuers))
 	}
 	ic := cfg.Issuers[i]
-	if client == nil {
-		_, opts := withDefaults(cfg, Options{})
-		client = opts.HTTPClient
-	}
+	_, opts := withDefaults(cfg, Options{})
+	client := opts.HTTPClient
 	var p IssuerProbe
 	p.JWKSURL = ic.JWKSURL
 	if p.JWKSURL == "" {

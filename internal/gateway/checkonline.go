@@ -137,7 +137,7 @@ func reportOnline(w io.Writer, results []onlineResult) error {
 // configured issuer's host another issuer's documents name.
 func probeIssuer(ctx context.Context, cfg authz.Config, i int) onlineResult {
 	r := onlineResult{item: fmt.Sprintf("auth.issuers[%d] %s", i, cfg.Issuers[i].Issuer)}
-	p, err := authz.ProbeIssuer(ctx, nil, cfg, i)
+	p, err := authz.ProbeIssuer(ctx, cfg, i)
 	if err != nil {
 		r.err = err
 		return r
@@ -378,10 +378,10 @@ func probeInterceptor(ctx context.Context, i int, ic intercept.Config) onlineRes
 func probeSignIn(ctx context.Context, issuer string) onlineResult {
 	r := onlineResult{item: "approval.issuer " + issuer}
 	// nil: the clients a sign-in and the authenticator use, so the probe refuses what they would.
-	if _, _, r.err = webpage.ProbeSignIn(ctx, nil, issuer); r.err != nil {
+	if _, _, r.err = webpage.ProbeSignIn(ctx, issuer); r.err != nil {
 		return r
 	}
-	p, err := authz.ProbeIssuer(ctx, nil, authz.Config{Issuers: []authz.IssuerConfig{{Issuer: issuer}}}, 0)
+	p, err := authz.ProbeIssuer(ctx, authz.Config{Issuers: []authz.IssuerConfig{{Issuer: issuer}}}, 0)
 	if r.err = err; err == nil {
 		r.detail = fmt.Sprintf("sign-in discovery: authorization and token endpoints, %d usable key(s); the client is checked by a sign-in only", p.Keys)
 	}

@@ -181,15 +181,12 @@ func authStyle(p *oidc.Provider, public bool) oauth2.AuthStyle {
 	return oauth2.AuthStyleInHeader
 }
 
-// ProbeSignIn discovers issuerURL as the first sign-in would (OpenID Connect discovery with
-// client) and returns its authorization and token endpoints, for operator tooling
-// (check-config --online); a nil client is the one a sign-in uses by default. Whether the client id and secret are accepted shows only when a
-// person signs in: nothing is sent to the token endpoint.
-func ProbeSignIn(ctx context.Context, client *http.Client, issuerURL string) (authURL, tokenURL string, err error) {
-	if client == nil {
-		client = issuerClient(issuerURL, nil)
-	}
-	p, err := oidc.NewProvider(oidc.ClientContext(ctx, client), issuerURL)
+// ProbeSignIn discovers issuerURL as the first sign-in would (OpenID Connect discovery with the
+// client a sign-in uses by default) and returns its authorization and token endpoints, for
+// operator tooling (check-config --online). Whether the client id and secret are accepted shows
+// only when a person signs in: nothing is sent to the token endpoint.
+func ProbeSignIn(ctx context.Context, issuerURL string) (authURL, tokenURL string, err error) {
+	p, err := oidc.NewProvider(oidc.ClientContext(ctx, issuerClient(issuerURL, nil)), issuerURL)
 	if err != nil {
 		return "", "", err
 	}

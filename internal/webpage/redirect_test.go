@@ -64,7 +64,7 @@ func TestCodeExchangeFollowsNoRedirect(t *testing.T) {
 		}
 	}
 	target.Unreached(t)
-	if _, _, err := ProbeSignIn(t.Context(), nil, issuerSrv.URL+"/moved"); err == nil || !strings.Contains(err.Error(), "did not match the issuer URL returned") {
+	if _, _, err := ProbeSignIn(t.Context(), issuerSrv.URL+"/moved"); err == nil || !strings.Contains(err.Error(), "did not match the issuer URL returned") {
 		// go-oidc refuses the document (its issuer is not the URL asked), which it read
 		// only by following the redirect.
 		t.Errorf("discovery redirected within the issuer: %v; want the document read (and its issuer refused)", err)
