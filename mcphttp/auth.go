@@ -64,7 +64,7 @@ func (s *Server) authenticate(x *request) error {
 		err = authz.ErrNoToken
 	case 1:
 		ctx := s.clients.authContext(x)
-		if t, ok := dpopToken(h[0]); ok {
+		if t, ok := DPoPToken(h[0]); ok {
 			tok, err = t, s.authenticateDPoP(ctx, x, t)
 			break
 		}
@@ -145,9 +145,10 @@ func unhex(c byte) byte {
 	return c - 'a' + 10
 }
 
-// dpopToken returns the token of an `Authorization: DPoP <token>` value (the scheme is
-// case-insensitive, RFC 9110 §11.1), false for any other scheme.
-func dpopToken(h string) (string, bool) {
+// DPoPToken returns the token of an `Authorization: DPoP <token>` value (the scheme is
+// case-insensitive, RFC 9110 §11.1), false for any other scheme: how stage authenticate reads
+// the header, and so how anything that judges a request's credentials again must read it.
+func DPoPToken(h string) (string, bool) {
 	const scheme = dpop.Scheme + " "
 	if len(h) <= len(scheme) || !strings.EqualFold(h[:len(scheme)], scheme) {
 		return "", false

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -136,12 +135,13 @@ func streamAcceptance(prev, c *components) acceptance {
 		timeout: cmp.Or(c.cfg.Auth.FetchTimeout, authz.DefaultFetchTimeout)}
 }
 
-// acceptsToken reports whether auth accepts the token of an Authorization header: a Bearer token
-// as a request presents it, a DPoP-bound one as its token (its proof of possession was checked
+// acceptsToken reports whether auth accepts the token of an Authorization header, read as stage
+// authenticate reads it (mcphttp.DPoPToken, authz.BearerToken): a Bearer token as a request
+// presents it, a DPoP-bound one as its token (its proof of possession was checked
 // when the stream opened, for the key the token stays bound to).
 func acceptsToken(ctx context.Context, auth *authz.Service, authorization string) bool {
-	if scheme, tok, ok := strings.Cut(authorization, " "); ok && strings.EqualFold(scheme, "DPoP") {
-		_, err := auth.Authenticate(ctx, strings.TrimSpace(tok))
+	if tok, ok := mcphttp.DPoPToken(authorization); ok {
+		_, err := auth.Authenticate(ctx, tok)
 		return err == nil
 	}
 	tok, err := authz.BearerToken(authorization)
