@@ -48,7 +48,7 @@ func NewReloads(reg prometheus.Registerer, started time.Time) (*Reloads, error) 
 		}),
 		waits: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "mcp_gateway_config_reload_waits_total",
-			Help: "Reloads that waited for the configuration replaced before to finish its requests, so that at most two are live.",
+			Help: "Reloads that waited for the configuration replaced before to finish its requests, so that at most two are live, and reloads asked for again during such a wait (counted once per wait).",
 		}),
 	}
 	for _, res := range ReloadResults() {
