@@ -8,9 +8,11 @@
 
 GO ?= go
 # How long each native fuzz target runs in `make test`; `make test FUZZTIME=1m`
-# digs deeper locally. Every target's seed corpus and saved failing inputs run in full
-# whatever the time; the time is how long new inputs are searched for, two workers each,
-# and 36 targets of it are a third of the suite's CPU on CI's two cores.
+# digs deeper locally. Every target's seeds and saved failing inputs also run as plain
+# tests in the unit stage, whatever the time. The time counts from when the fuzzer has
+# loaded its corpus, so it includes the pass that gathers the corpus's coverage (one to
+# two seconds) before new inputs are searched for, two workers each; 36 targets of it are
+# a third of the suite's CPU on CI's two cores.
 FUZZTIME ?= 4s
 # Whole-suite cap for `go test`; far above what the suite needs on 2 cores, so
 # it only fires on a hang.
