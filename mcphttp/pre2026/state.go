@@ -3,8 +3,10 @@ package pre2026
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/legacysession"
+	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
 )
 
@@ -27,13 +30,24 @@ import (
 // lives as long as its longest-lived session, and notices tell the other replicas when it
 // changes. Its store is never the one that keeps single-use nonces: state no caller can crowd
 // confirmations out with.
+//
+// A subscribed URI may carry what the caller would not have anyone else read (a file path, a
+// mailbox, a customer's name), so the record is sealed (purposeSessionState) before it reaches
+// the store: Redis, and whoever may read it, holds no URI in clear, while every replica, which
+// holds the key ring, opens it. The notices name a session by its key and a level, never a URI.
 
 // StateStore is the part of the shared store a pre-2026 session's state is kept in (store.Store
 // implements it; Redis shares it between replicas).
 type StateStore interface {
 	Get(ctx context.Context, key string) ([]byte, bool, error)
 	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	// Swap seals again, in place, a record the release before sealing wrote in clear.
+	Swap(ctx context.Context, key string, old, value []byte) (bool, error)
 }
+
+// purposeSessionState is the key-ring purpose of a caller's sealed record: it never opens as
+// anything else, nor anything else as it.
+const purposeSessionState = "mcp-gateway/legacy-session-state/v1"
 
 const (
 	// levelCacheTTL bounds how long a replica trusts its copy of a session's level (or of its
@@ -50,8 +64,13 @@ const (
 	// maxStateSessions bounds the sessions of one caller whose state is kept: the least
 	// recently changed one's state goes when another needs room.
 	maxStateSessions = 16
-	// maxStateBytes bounds one caller's record: a change that would make it larger (with
-	// every other session of the caller gone) is refused.
+	// maxStateBytes bounds one caller's record as the sessions' state (its JSON) before it
+	// is sealed: a change that would make it larger (with every other session of the
+	// caller gone) is refused. Sealed, the record takes at most seal.SealedLen of it in the
+	// store (87,471 bytes: a third more in base64, with the nonce, tag and key id): the
+	// bound a client meets
+	// is the one the release before sealing had, so every record it wrote still fits
+	// sealed, and the store's cost per caller stays fixed.
 	maxStateBytes = 64 << 10
 	// stateTopic is the notices topic on which replicas tell each other of a session's new
 	// level or subscription set.
@@ -101,6 +120,7 @@ type sessionEntry struct {
 // subscriptions change.
 type sessionState struct {
 	kv      StateStore
+	sealer  *seal.Sealer  // purposeSessionState, up to seal.SealedLen(maxStateBytes)
 	notices store.Notices // nil with a single replica
 	self    string        // this replica's id: its own notices come back to it and are skipped
 	log     *slog.Logger
@@ -119,6 +139,9 @@ type sessionState struct {
 	// received counts the other replicas' notices applied (tests wait on it for the
 	// subscription to be in place).
 	received atomic.Int64
+	// refused is the digest of the last stored record this replica could not open, so that a
+	// record that stays unopenable is logged once rather than on every read of it.
+	refused atomic.Pointer[[sha256.Size]byte]
 
 	levels *levelCache // levelcache.go
 
@@ -139,9 +162,9 @@ type stateNotice struct {
 }
 
 // newSessionState keeps session state in kv (a process-local store of its own when nil: one
-// replica); start listens for the other replicas' notices.
+// replica), sealed under ring; start listens for the other replicas' notices.
 // onEvict counts the level cache's evictions (nil counts nothing).
-func newSessionState(kv StateStore, notices store.Notices, log *slog.Logger, now func() time.Time, onEvict func(own bool)) (*sessionState, error) {
+func newSessionState(kv StateStore, ring *seal.KeyRing, notices store.Notices, log *slog.Logger, now func() time.Time, onEvict func(own bool)) (*sessionState, error) {
 	if kv == nil {
 		m, err := store.NewMemory(store.MemoryOptions{})
 		if err != nil {
@@ -151,7 +174,7 @@ func newSessionState(kv StateStore, notices store.Notices, log *slog.Logger, now
 	}
 	var id [16]byte
 	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails
-	st := &sessionState{kv: kv, notices: notices, self: hex.EncodeToString(id[:]), log: log, now: now,
+	st := &sessionState{kv: kv, sealer: ring.SealerUpTo(purposeSessionState, seal.SealedLen(maxStateBytes)), notices: notices, self: hex.EncodeToString(id[:]), log: log, now: now,
 		levelTTL: levelCacheTTL, restartEvery: restartInterval, storeTimeout: stateStoreTimeout, levels: newLevelCache(onEvict), watchers: map[string]map[*watch]struct{}{},
 		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }}
 	return st, nil
@@ -167,26 +190,98 @@ func (st *sessionState) start(ctx context.Context) {
 // stateKey is the key of caller's record ("" is an anonymous caller's, without authentication).
 func stateKey(caller string) string { return stateKeyPrefix + caller }
 
-// load reads caller's record, within storeTimeout; an absent one is empty.
+// load reads caller's record, within storeTimeout; an absent one is empty. A record the release
+// before sealing wrote in clear is sealed again in place once read.
 func (st *sessionState) load(ctx context.Context, caller string) (*callerState, error) {
 	ctx, cancel := context.WithTimeout(ctx, st.storeTimeout)
 	defer cancel()
-	return st.loadWithin(ctx, caller)
+	cs, clear, err := st.loadWithin(ctx, caller)
+	if clear != nil {
+		st.reseal(ctx, caller, clear, cs)
+	}
+	return cs, err
 }
 
-// loadWithin is load within ctx's own deadline.
-func (st *sessionState) loadWithin(ctx context.Context, caller string) (*callerState, error) {
+// loadWithin is load within ctx's own deadline, without sealing again: clear is the stored
+// value when it is a record in clear. A record that does not open (sealed under a key this
+// replica no longer or not yet holds, altered, not a record) is no state at all: a session's
+// level and subscriptions are an aid the client sets again, never a reason to fail its calls,
+// and the next change of the caller's state writes a record that opens.
+func (st *sessionState) loadWithin(ctx context.Context, caller string) (cs *callerState, clear []byte, err error) {
 	v, found, err := st.kv.Get(ctx, stateKey(caller))
+	if err != nil || !found {
+		return &callerState{}, nil, err
+	}
+	cs, isClear, err := st.decode(v)
+	if err != nil {
+		st.unopened(ctx, v, err)
+		return &callerState{}, nil, nil
+	}
+	if isClear {
+		clear = v
+	}
+	return cs, clear, nil
+}
+
+// decode opens a stored record: sealed, or in clear as the release before sealing wrote it (a
+// JSON object, which no sealed token starts with, and never larger than maxStateBytes).
+func (st *sessionState) decode(v []byte) (cs *callerState, clear bool, err error) {
+	pt := v
+	if clear = len(v) > 0 && v[0] == '{'; clear {
+		if len(v) > maxStateBytes {
+			return nil, true, seal.ErrOversized
+		}
+	} else if pt, err = st.sealer.Open(string(v)); err != nil {
+		return nil, false, err
+	}
+	cs = &callerState{}
+	if err := json.Unmarshal(pt, cs); err != nil {
+		return nil, clear, errBadRecord
+	}
+	return cs, clear, nil
+}
+
+// errBadRecord is a stored record that opens but is not a record.
+var errBadRecord = errors.New("pre2026: a stored session record is not a record")
+
+// unopened logs a stored record that does not open, by its error alone (its content is the
+// caller's), once for as long as it stays the same record.
+func (st *sessionState) unopened(ctx context.Context, v []byte, err error) {
+	sum := sha256.Sum256(v)
+	if last := st.refused.Swap(&sum); last != nil && *last == sum {
+		return
+	}
+	st.log.LogAttrs(ctx, slog.LevelWarn, "a legacy session record in the store does not open; it counts as no log level and no subscriptions",
+		slog.String("error", err.Error()), slog.Int("bytes", len(v)))
+}
+
+// reseal writes a record read in clear (old, as cs) back sealed, in place and keeping its expiry,
+// only while the store still holds old: a change another replica wrote in between stays.
+func (st *sessionState) reseal(ctx context.Context, caller string, old []byte, cs *callerState) {
+	v, err := st.encode(cs)
+	if err == nil {
+		_, err = st.kv.Swap(ctx, stateKey(caller), old, v)
+	}
+	if err != nil {
+		st.log.LogAttrs(ctx, slog.LevelWarn, "a legacy session record kept in clear was not sealed; the next read or change seals it",
+			slog.String("error", err.Error()))
+	}
+}
+
+// encode seals cs for the store.
+func (st *sessionState) encode(cs *callerState) ([]byte, error) {
+	v, err := json.Marshal(cs)
 	if err != nil {
 		return nil, err
 	}
-	cs := &callerState{}
-	if found {
-		if err := json.Unmarshal(v, cs); err != nil {
-			return nil, fmt.Errorf("pre2026: a caller's stored session state: %w", err)
-		}
+	if len(v) > maxStateBytes {
+		return nil, errStateBound
 	}
-	return cs, nil
+	sealed, err := st.sealer.Seal(v)
+	if err != nil {
+		return nil, fmt.Errorf("pre2026: sealing a session's state: %w", err)
+	}
+	return []byte(sealed), nil
 }
 
 // entry is sess's state in cs, nil when it has none.
@@ -216,7 +311,7 @@ func (st *sessionState) update(ctx context.Context, sess *legacysession.Session,
 	// The read and the write share one bound.
 	ctx, cancel := context.WithTimeout(ctx, st.storeTimeout)
 	defer cancel()
-	cs, err := st.loadWithin(ctx, caller)
+	cs, clear, err := st.loadWithin(ctx, caller)
 	if err != nil {
 		return err
 	}
@@ -226,6 +321,9 @@ func (st *sessionState) update(ctx context.Context, sess *legacysession.Session,
 	}
 	changed, err := change(&e)
 	if err != nil || !changed {
+		if clear != nil {
+			st.reseal(ctx, caller, clear, cs)
+		}
 		return err
 	}
 	kept := make([]sessionEntry, 0, len(cs.Sessions)+1)
@@ -240,16 +338,13 @@ func (st *sessionState) update(ctx context.Context, sess *legacysession.Session,
 			kept = kept[1:]
 			continue
 		}
-		v, err := json.Marshal(callerState{Sessions: kept})
-		if err != nil {
-			return err
-		}
-		if len(v) > maxStateBytes {
-			if len(kept) == 1 {
-				return errStateBound
-			}
+		v, err := st.encode(&callerState{Sessions: kept})
+		if errors.Is(err, errStateBound) && len(kept) > 1 {
 			kept = kept[1:]
 			continue
+		}
+		if err != nil {
+			return err
 		}
 		var last int64
 		for _, o := range kept {
