@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -90,6 +91,13 @@ const (
 	// server.maxListensPerCaller of them on a replica, at most that many times a second.
 	// Changes made meanwhile are applied together when the interval has passed.
 	restartInterval = time.Second
+	// recheckInterval is how often a GET stream reads its session's subscriptions again,
+	// starting its inner listen again only when they changed: notices are best effort (Redis
+	// pub/sub reaches whoever is subscribed at that instant, and a subscription made again
+	// after a dropped connection misses what was sent meanwhile), so a replica that missed a
+	// change's notice applies it within this all the same, for one read of the caller's
+	// record per GET stream per interval.
+	recheckInterval = 30 * time.Second
 )
 
 // stateKeyPrefix starts a caller's record key; the store hashes every key, so the caller never
@@ -129,12 +137,15 @@ type sessionState struct {
 	levelTTL time.Duration
 	// restartEvery is restartInterval (tests make it outlive them, to count restarts).
 	restartEvery time.Duration
+	// recheckEvery is recheckInterval (tests shorten it).
+	recheckEvery time.Duration
 	// storeTimeout is stateStoreTimeout (tests shorten it).
 	storeTimeout time.Duration
-	// after runs f once d has passed (time.AfterFunc): the paced restart of a GET stream's
-	// listen (paced) waits on it, on the same clock as now, so that a test with a manual clock
-	// fires it when its clock says so rather than after real time.
-	after func(d time.Duration, f func())
+	// after runs f once d has passed unless stop is called first (time.AfterFunc): the paced
+	// restart of a GET stream's listen (paced) and its rechecks (recheck) wait on it, on the
+	// same clock as now, so that a test with a manual clock fires it when its clock says so
+	// rather than after real time.
+	after func(d time.Duration, f func()) (stop func() bool)
 
 	// received counts the other replicas' notices applied (tests wait on it for the
 	// subscription to be in place).
@@ -175,8 +186,8 @@ func newSessionState(kv StateStore, ring *seal.KeyRing, notices store.Notices, l
 	var id [16]byte
 	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails
 	st := &sessionState{kv: kv, sealer: ring.SealerUpTo(purposeSessionState, seal.SealedLen(maxStateBytes)), notices: notices, self: hex.EncodeToString(id[:]), log: log, now: now,
-		levelTTL: levelCacheTTL, restartEvery: restartInterval, storeTimeout: stateStoreTimeout, levels: newLevelCache(onEvict), watchers: map[string]map[*watch]struct{}{},
-		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }}
+		levelTTL: levelCacheTTL, restartEvery: restartInterval, recheckEvery: recheckInterval, storeTimeout: stateStoreTimeout, levels: newLevelCache(onEvict), watchers: map[string]map[*watch]struct{}{},
+		after: func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }}
 	return st, nil
 }
 
@@ -357,18 +368,24 @@ func (st *sessionState) update(ctx context.Context, sess *legacysession.Session,
 	}
 }
 
-// setLevel records the session's level and tells the other replicas.
+// setLevel records the session's level and tells the other replicas. The level the session
+// has already writes nothing and tells nobody: a client repeating its logging/setLevel costs
+// the store one read, as a resources/subscribe of a URI already subscribed does.
 func (st *sessionState) setLevel(ctx context.Context, sess *legacysession.Session, caller, level string) error {
+	changed := false
 	err := st.update(ctx, sess, caller, func(e *sessionEntry) (bool, error) {
+		changed = e.Level != level
 		e.Level = level
-		return true, nil
+		return changed, nil
 	})
 	if err != nil {
 		return err
 	}
 	key := sess.Key()
 	st.cacheLevel(key, caller, level, true)
-	st.publish(stateNotice{Kind: "level", Session: key, Level: level})
+	if changed {
+		st.publish(stateNotice{Kind: "level", Session: key, Level: level})
+	}
 	return nil
 }
 
@@ -425,11 +442,12 @@ func (st *sessionState) updateSubscriptions(ctx context.Context, sess *legacyses
 	if spelled == uri {
 		spelled = ""
 	}
+	changed := false
 	err := st.update(ctx, sess, caller, func(e *sessionEntry) (bool, error) {
 		i := slices.Index(e.URIs, uri)
 		switch {
 		case add && i >= 0 && e.As[uri] == spelled, !add && i < 0:
-			return false, nil // already so: nothing to write, nobody to tell
+			return false, nil // already so: nothing to write, nobody to tell, no listen to restart
 		case add && i < 0 && len(e.URIs) >= maxSessionSubscriptions:
 			return false, errTooManySubscriptions
 		case add && i < 0:
@@ -445,9 +463,10 @@ func (st *sessionState) updateSubscriptions(ctx context.Context, sess *legacyses
 			}
 			e.As[uri] = spelled
 		}
+		changed = true
 		return true, nil
 	})
-	if err != nil {
+	if err != nil || !changed {
 		return err
 	}
 	st.subsChanged(sess.Key())
@@ -490,6 +509,39 @@ func (st *sessionState) paced(started time.Time, restart context.CancelFunc) con
 			}
 			restart()
 		})
+	}
+}
+
+// recheck reads the session's subscriptions again every recheckEvery until stop is called,
+// and calls restart, once, when they are no longer uris and as, which its GET stream's listen
+// runs with: a change whose notice this replica missed reaches the stream all the same. A
+// store that cannot be read changes nothing; the next recheck reads again.
+func (st *sessionState) recheck(ctx context.Context, sess *legacysession.Session, caller string,
+	uris []string, as map[string]string, restart func()) (stop func()) {
+	var mu sync.Mutex
+	stopped := false
+	var pending func() bool
+	var tick func()
+	tick = func() {
+		nowURIs, nowAs, err := st.subscriptions(ctx, sess, caller)
+		if err == nil && (!slices.Equal(nowURIs, uris) || !maps.Equal(nowAs, as)) {
+			restart()
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			pending = st.after(st.recheckEvery, tick)
+		}
+	}
+	mu.Lock()
+	pending = st.after(st.recheckEvery, tick)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		pending()
 	}
 }
 

@@ -95,7 +95,10 @@ func TestPacedRestart(t *testing.T) {
 		f func()
 	}
 	var timers []timer
-	st.after = func(d time.Duration, f func()) { timers = append(timers, timer{d, f}) }
+	st.after = func(d time.Duration, f func()) func() bool {
+		timers = append(timers, timer{d, f})
+		return func() bool { return false }
+	}
 	restarts := 0
 	restart := func() { restarts++ }
 
