@@ -44,11 +44,9 @@ type StateStore interface {
 	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
 	// Swap seals again, in place, a record the release before sealing wrote in clear.
 	Swap(ctx context.Context, key string, old, value []byte) (bool, error)
+	// Allow paces a caller's changes (stateChangeRate), across replicas.
+	Allow(ctx context.Context, key string, limit store.Limit) (store.RateDecision, error)
 }
-
-// purposeSessionState is the key-ring purpose of a caller's sealed record: it never opens as
-// anything else, nor anything else as it.
-const purposeSessionState = "mcp-gateway/legacy-session-state/v1"
 
 const (
 	// levelCacheTTL bounds how long a replica trusts its copy of a session's level (or of its
@@ -91,6 +89,16 @@ const (
 	// server.maxListensPerCaller of them on a replica, at most that many times a second.
 	// Changes made meanwhile are applied together when the interval has passed.
 	restartInterval = time.Second
+	// stateChangeRate and stateChangeBurst pace one caller's changes of its sessions'
+	// state, across replicas: each reads and writes the caller's whole record (up to
+	// seal.SealedLen(maxStateBytes) sealed) and tells every replica, so a caller that
+	// alternates its level or a subscription in a loop would otherwise make the store move
+	// that much per request, as fast as its in-flight slots allow. A client sets its level and
+	// subscribes when it starts, and now and then after: 200 changes back to back (every
+	// subscription of two sessions) and 20 a second after that. A change that repeats what
+	// the record holds writes nothing and is not counted.
+	stateChangeRate  = 20
+	stateChangeBurst = 200
 	// recheckInterval is how often a GET stream reads its session's subscriptions again,
 	// starting its inner listen again only when they changed: notices are best effort (Redis
 	// pub/sub reaches whoever is subscribed at that instant, and a subscription made again
@@ -100,9 +108,24 @@ const (
 	recheckInterval = 30 * time.Second
 )
 
-// stateKeyPrefix starts a caller's record key; the store hashes every key, so the caller never
-// appears in clear.
-const stateKeyPrefix = "legacy:state:"
+// stateKeyPrefix starts a caller's record key, stateRateKeyPrefix the key of its changes'
+// pace; the store hashes every key, so the caller never appears in clear.
+const (
+	stateKeyPrefix     = "legacy:state:"
+	stateRateKeyPrefix = "legacy:state-changes:"
+)
+
+// tooFastError refuses a change past the caller's pace (stateChangeRate): the client may send
+// it again after retryAfter.
+type tooFastError struct{ retryAfter time.Duration }
+
+// tooFastMessage is what a client is told of a change past its pace.
+const tooFastMessage = "Too many changes of this caller's log levels and subscriptions; send this one again shortly"
+
+func (e *tooFastError) Error() string {
+	return fmt.Sprintf("pre2026: a caller may change its sessions' log levels and subscriptions %d times a second (%d back to back)",
+		stateChangeRate, stateChangeBurst)
+}
 
 // errStateBound refuses a change beyond what one caller's record may hold.
 var errStateBound = fmt.Errorf("the state of this caller's sessions may take at most %d bytes", maxStateBytes)
@@ -234,67 +257,6 @@ func (st *sessionState) loadWithin(ctx context.Context, caller string) (cs *call
 	return cs, clear, nil
 }
 
-// decode opens a stored record: sealed, or in clear as the release before sealing wrote it (a
-// JSON object, which no sealed token starts with, and never larger than maxStateBytes).
-func (st *sessionState) decode(v []byte) (cs *callerState, clear bool, err error) {
-	pt := v
-	if clear = len(v) > 0 && v[0] == '{'; clear {
-		if len(v) > maxStateBytes {
-			return nil, true, seal.ErrOversized
-		}
-	} else if pt, err = st.sealer.Open(string(v)); err != nil {
-		return nil, false, err
-	}
-	cs = &callerState{}
-	if err := json.Unmarshal(pt, cs); err != nil {
-		return nil, clear, errBadRecord
-	}
-	return cs, clear, nil
-}
-
-// errBadRecord is a stored record that opens but is not a record.
-var errBadRecord = errors.New("pre2026: a stored session record is not a record")
-
-// unopened logs a stored record that does not open, by its error alone (its content is the
-// caller's), once for as long as it stays the same record.
-func (st *sessionState) unopened(ctx context.Context, v []byte, err error) {
-	sum := sha256.Sum256(v)
-	if last := st.refused.Swap(&sum); last != nil && *last == sum {
-		return
-	}
-	st.log.LogAttrs(ctx, slog.LevelWarn, "a legacy session record in the store does not open; it counts as no log level and no subscriptions",
-		slog.String("error", err.Error()), slog.Int("bytes", len(v)))
-}
-
-// reseal writes a record read in clear (old, as cs) back sealed, in place and keeping its expiry,
-// only while the store still holds old: a change another replica wrote in between stays.
-func (st *sessionState) reseal(ctx context.Context, caller string, old []byte, cs *callerState) {
-	v, err := st.encode(cs)
-	if err == nil {
-		_, err = st.kv.Swap(ctx, stateKey(caller), old, v)
-	}
-	if err != nil {
-		st.log.LogAttrs(ctx, slog.LevelWarn, "a legacy session record kept in clear was not sealed; the next read or change seals it",
-			slog.String("error", err.Error()))
-	}
-}
-
-// encode seals cs for the store.
-func (st *sessionState) encode(cs *callerState) ([]byte, error) {
-	v, err := json.Marshal(cs)
-	if err != nil {
-		return nil, err
-	}
-	if len(v) > maxStateBytes {
-		return nil, errStateBound
-	}
-	sealed, err := st.sealer.Seal(v)
-	if err != nil {
-		return nil, fmt.Errorf("pre2026: sealing a session's state: %w", err)
-	}
-	return []byte(sealed), nil
-}
-
 // entry is sess's state in cs, nil when it has none.
 func (cs *callerState) entry(sess *legacysession.Session) *sessionEntry {
 	key := sess.Key()
@@ -309,8 +271,8 @@ func (cs *callerState) entry(sess *legacysession.Session) *sessionEntry {
 // update changes sess's state in caller's record with change and writes the record back: the
 // session becomes the most recently changed, expired sessions go, and the least recently changed
 // ones go while there are more than maxStateSessions or the record is over maxStateBytes. A
-// change that does not fit even alone is refused (errStateBound). changed false leaves the
-// store as it is. The record is read, changed and written back: two changes of one caller racing
+// change that does not fit even alone is refused (errStateBound), and one past the caller's pace
+// (tooFastError). changed false leaves the store as it is and is not paced. The record is read, changed and written back: two changes of one caller racing
 // on two replicas may lose one (last writer wins); a client waits for each answer before its next
 // request, so one client's changes do not race.
 func (st *sessionState) update(ctx context.Context, sess *legacysession.Session, caller string,
@@ -335,6 +297,9 @@ func (st *sessionState) update(ctx context.Context, sess *legacysession.Session,
 		if clear != nil {
 			st.reseal(ctx, caller, clear, cs)
 		}
+		return err
+	}
+	if err := st.pace(ctx, caller); err != nil {
 		return err
 	}
 	kept := make([]sessionEntry, 0, len(cs.Sessions)+1)
@@ -366,6 +331,19 @@ func (st *sessionState) update(ctx context.Context, sess *legacysession.Session,
 		}
 		return nil
 	}
+}
+
+// pace takes one of caller's changes from its pace: a tooFastError past it.
+func (st *sessionState) pace(ctx context.Context, caller string) error {
+	d, err := st.kv.Allow(ctx, stateRateKeyPrefix+caller,
+		store.Limit{Rate: stateChangeRate, Period: time.Second, Burst: stateChangeBurst})
+	if err != nil {
+		return fmt.Errorf("pre2026: pacing a caller's session state changes: %w", err)
+	}
+	if !d.Allowed {
+		return &tooFastError{retryAfter: d.RetryAfter}
+	}
+	return nil
 }
 
 // setLevel records the session's level and tells the other replicas. The level the session

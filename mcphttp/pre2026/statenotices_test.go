@@ -3,7 +3,9 @@ package pre2026
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +14,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/legacysession"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -239,5 +242,53 @@ func TestRecheckStops(t *testing.T) {
 	stop()
 	if n := fire(); n != 0 {
 		t.Errorf("%d rechecks pending once stopped", n)
+	}
+}
+
+// TestSessionStateChangesPaced: one caller's changes of its sessions' state are paced across
+// replicas, stateChangeBurst back to back and stateChangeRate a second after: a 2025-11-25
+// client alternating its log level gets its first 200 changes, then 429 with Retry-After, and
+// is served again once the pace allows; a repeat of what the record holds, which writes
+// nothing, is never refused; another caller's changes are not held up. Before, every
+// alternation was one read and one write of the caller's whole record, as fast as the client
+// sent them.
+func TestSessionStateChangesPaced(t *testing.T) {
+	clock := mcptest.NewClock(time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC))
+	mem, err := store.NewMemory(store.MemoryOptions{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startLegacyGateway(t, gwSpec{Server: mcphttp.Config{TrustedProxies: []string{"127.0.0.1/32", "::1/128"}},
+		Deps: mcphttp.Deps{Clock: clock.Now}, EdgeDeps: Deps{State: mem}}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	session := func(client string) http.Header {
+		sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`, "X-Forwarded-For", client)
+		h := legacyHeaders("2025-11-25", sid)
+		h.Set("X-Forwarded-For", client)
+		return h
+	}
+	setLevel := func(h http.Header, level string) *response {
+		return do(t, "POST", gw.URL, h, `{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"`+level+`"}}`)
+	}
+	busy, quiet := session("192.0.2.1"), session("192.0.2.2")
+	levels := []string{"debug", "info"}
+	for i := range stateChangeBurst {
+		if r := setLevel(busy, levels[i%2]); r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"result":{}`) {
+			t.Fatalf("change %d within the burst: %d %s", i, r.Status, r.Body)
+		}
+	}
+	r := setLevel(busy, levels[stateChangeBurst%2])
+	if r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("change %d, past the burst: %d %s, want 429 with Retry-After", stateChangeBurst+1, r.Status, r.Body)
+	}
+	if r := setLevel(busy, levels[(stateChangeBurst-1)%2]); r.Status != http.StatusOK {
+		t.Errorf("a repeat of the level the session has, past the pace: %d %s, want {}", r.Status, r.Body)
+	}
+	if r := setLevel(quiet, "debug"); r.Status != http.StatusOK {
+		t.Errorf("another client's change: %d %s", r.Status, r.Body)
+	}
+	clock.Advance(time.Second / stateChangeRate)
+	if r := setLevel(busy, levels[stateChangeBurst%2]); r.Status != http.StatusOK {
+		t.Errorf("a change once the pace allows: %d %s", r.Status, r.Body)
 	}
 }
