@@ -32,10 +32,8 @@ import (
 // changes. Its store is never the one that keeps single-use nonces: state no caller can crowd
 // confirmations out with.
 //
-// A subscribed URI may carry what the caller would not have anyone else read (a file path, a
-// mailbox, a customer's name), so the record is sealed (purposeSessionState) before it reaches
-// the store: Redis, and whoever may read it, holds no URI in clear, while every replica, which
-// holds the key ring, opens it. The notices name a session by its key and a level, never a URI.
+// The record is sealed before it reaches the store (staterecord.go): Redis holds no subscribed
+// URI in clear. The notices name a session by its key and a level, never a URI.
 
 // StateStore is the part of the shared store a pre-2026 session's state is kept in (store.Store
 // implements it; Redis shares it between replicas).
@@ -66,10 +64,9 @@ const (
 	// maxStateBytes bounds one caller's record as the sessions' state (its JSON) before it
 	// is sealed: a change that would make it larger (with every other session of the
 	// caller gone) is refused. Sealed, the record takes at most seal.SealedLen of it in the
-	// store (87,471 bytes: a third more in base64, with the nonce, tag and key id): the
-	// bound a client meets
-	// is the one the release before sealing had, so every record it wrote still fits
-	// sealed, and the store's cost per caller stays fixed.
+	// store (87,471 bytes: a third more in base64, with the nonce, tag and key id). The
+	// bound a client meets is the one the release before sealing had, so every record it
+	// wrote still fits sealed, and the store's cost per caller stays fixed.
 	maxStateBytes = 64 << 10
 	// stateTopic is the notices topic on which replicas tell each other of a session's new
 	// level or subscription set.
