@@ -104,9 +104,8 @@ func flowTraffic(t *testing.T, gw Listeners, token, era string, cs *canaries, ou
 		out.add(outClient, string(b), fmt.Sprint(err))
 		if era != "2026-07-28" {
 			out.add(outClient, fmt.Sprint(client.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})))
-			// The session's subscriptions are kept in the store in their normal form, the form
-			// the access line names them by (docs/observability.md).
-			subscribed := cs.add("a subscribed URI "+era+" "+be, outBackend, outInterceptor, outClient, outLog, outRedis)
+			// The session's subscriptions are kept in the store sealed: Redis holds none in clear.
+			subscribed := cs.uri("a subscribed URI " + era + " " + be)
 			if err := client.Subscribe(ctx, &mcp.SubscribeParams{URI: be + "+mem://docs/" + subscribed}); err != nil {
 				t.Errorf("resources/subscribe %s: %v", be, err)
 			}

@@ -98,6 +98,13 @@ func (r *KeyRing) SealerUpTo(purpose string, maxTokenBytes int) *Sealer {
 	return s
 }
 
+// SealedLen is the length of the token Seal makes of plaintextBytes bytes under a key id of
+// MaxKeyIDBytes, the longest: the most room a sealed value of that size takes wherever it is
+// kept, for a caller to size a bound on sealed values by the plaintext it allows.
+func SealedLen(plaintextBytes int) int {
+	return len(version) + MaxKeyIDBytes + len(".") + base64.RawURLEncoding.EncodedLen(nonceSize+plaintextBytes+tagSize)
+}
+
 type sealerKey struct {
 	id     string
 	aead   cipher.AEAD

@@ -37,3 +37,27 @@ func TestSealerUpTo(t *testing.T) {
 		t.Error("a token opened under another purpose")
 	}
 }
+
+// TestSealedLen: SealedLen is the length of what Seal makes of a plaintext under the longest key
+// id, for every plaintext length across the base64 groups, so a sealer bounded by SealedLen(n)
+// seals every plaintext of n bytes and none of n+1 under that key.
+func TestSealedLen(t *testing.T) {
+	long := string(bytes.Repeat([]byte("k"), MaxKeyIDBytes))
+	ring := mustRing(t, Config{Keys: []Key{testKey(long, 1)}, MaxTokenBytes: 1 << 10})
+	for n := range 64 {
+		tok, err := ring.Sealer("p").Seal(make([]byte, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tok) != SealedLen(n) {
+			t.Errorf("%d bytes sealed to %d, SealedLen says %d", n, len(tok), SealedLen(n))
+		}
+	}
+	up := ring.SealerUpTo("p", SealedLen(100))
+	if _, err := up.Seal(make([]byte, 100)); err != nil {
+		t.Errorf("a sealer bounded by SealedLen(100) refused 100 bytes: %v", err)
+	}
+	if _, err := up.Seal(make([]byte, 101)); !errors.Is(err, ErrOversized) {
+		t.Errorf("a sealer bounded by SealedLen(100) sealed 101 bytes: %v", err)
+	}
+}

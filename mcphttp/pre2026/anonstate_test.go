@@ -4,7 +4,6 @@ package pre2026
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -42,17 +41,7 @@ func TestUnauthenticatedStatePerClient(t *testing.T) {
 	}
 	record := func(key string) (callerState, bool) {
 		t.Helper()
-		v, ok, err := e.state.kv.Get(t.Context(), stateKey(key))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var cs callerState
-		if ok {
-			if err := json.Unmarshal(v, &cs); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return cs, ok
+		return e.state.stored(t, key)
 	}
 	const quiet, busy = "192.0.2.2", "192.0.2.1"
 	setLevel(quiet, "debug")

@@ -210,9 +210,12 @@ type asks struct {
 	// is forwarded once at a time.
 	forwarding map[[16]byte]bool
 	// cancels holds the cancellations being sent to the other replicas again until one says
-	// it cancelled the request (cancel.go); cancelsOf counts them by caller.
-	cancels   map[[16]byte]chan bool
-	cancelsOf map[string]int
+	// it cancelled the request (cancel.go); cancelsOf counts them by caller; cancelling
+	// holds the requests they name, so that a cancellation sent again while the first is
+	// still on its way adds nothing.
+	cancels    map[[16]byte]chan bool
+	cancelsOf  map[string]int
+	cancelling map[runKey]bool
 	// gone holds the replicas whose acknowledgement never came, until when they are taken for
 	// gone.
 	gone map[[16]byte]time.Time
@@ -272,6 +275,7 @@ func newAsks(cfg asksConfig, ring *seal.KeyRing, notices store.Notices, m *metri
 		forwarding:     map[[16]byte]bool{},
 		cancels:        map[[16]byte]chan bool{},
 		cancelsOf:      map[string]int{},
+		cancelling:     map[runKey]bool{},
 		gone:           map[[16]byte]time.Time{},
 		used: sharelru.New[[16]byte, [16]byte](sharelru.Config{MaxEntries: maxUsed,
 			ShareDivisor: sharelru.CallerShareDivisor}),

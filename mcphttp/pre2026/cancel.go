@@ -95,9 +95,12 @@ func (b *asks) track(sess *legacysession.Session, id json.RawMessage, cancel con
 // replica that cancelled the request acknowledges it, for at most the forward timeout. That
 // happens after the client's 202, on a goroutine of its own, at most MaxForwardsPerCaller of
 // them for one caller and MaxPending in all; past either the notice goes once, as it did
-// before. A cancellation for a request that runs nowhere (it ended already) is sent again until
-// the timeout and changes nothing; one that reaches a replica just before the request it names
-// starts there still cancels it, as the client meant.
+// before. A cancellation for a request that runs nowhere (it ended already, or was never
+// sent) is sent again until the timeout and changes nothing; one that reaches a replica just
+// before the request it names starts there still cancels it, as the client meant. The same
+// cancellation sent again while the first is still being sent (a client that resends its
+// notifications/cancelled) publishes nothing and takes none of the caller's resends: the
+// first covers it, and copies must not crowd out the caller's cancellations of other requests.
 func (b *asks) cancel(ctx context.Context, sess *legacysession.Session, caller string, id json.RawMessage) {
 	cid, ok := runID(id)
 	if !ok {
@@ -112,35 +115,59 @@ func (b *asks) cancel(ctx context.Context, sess *legacysession.Session, caller s
 	if err != nil {
 		return
 	}
+	resend, sending := b.startCancel(k, corr, caller)
+	if sending {
+		return
+	}
 	// Bounded as every other notice of the asks is: the notification's POST has no deadline
 	// of its own, and a Redis slow to take the publish must not hold it.
 	pctx, cancel := context.WithTimeout(ctx, b.forwardTimeout)
 	defer cancel()
 	if err := b.notices.Publish(pctx, cancelTopic, payload); err != nil {
 		b.m.RedisError(metrics.RedisOpNotice)
+		if resend != nil {
+			b.endCancel(k, corr, caller)
+		}
 		return
 	}
-	ack := make(chan bool, 1)
+	if resend != nil {
+		go b.resendCancel(k, corr, caller, payload, resend)
+	}
+}
+
+// startCancel registers the cancellation of k, under corr, to be sent again (resend, its
+// acknowledgement's channel) within the bounds: none past MaxForwardsPerCaller of caller's or
+// MaxPending in all, when it goes once. sending says the same cancellation is being sent
+// already, when nothing is registered.
+func (b *asks) startCancel(k runKey, corr [16]byte, caller string) (resend chan bool, sending bool) {
 	b.mu.Lock()
-	if len(b.cancels) >= b.cfg.MaxPending || b.cancelsOf[caller] >= b.cfg.MaxForwardsPerCaller {
-		b.mu.Unlock()
-		return
+	defer b.mu.Unlock()
+	if b.cancelling[k] {
+		return nil, true
 	}
-	b.cancels[corr] = ack
+	if len(b.cancels) >= b.cfg.MaxPending || b.cancelsOf[caller] >= b.cfg.MaxForwardsPerCaller {
+		return nil, false
+	}
+	resend = make(chan bool, 1)
+	b.cancels[corr] = resend
 	b.cancelsOf[caller]++
-	b.mu.Unlock()
-	go b.resendCancel(corr, caller, payload, ack)
+	b.cancelling[k] = true
+	return resend, false
+}
+
+// endCancel unregisters what startCancel registered.
+func (b *asks) endCancel(k runKey, corr [16]byte, caller string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.cancels, corr)
+	delete(b.cancelling, k)
+	decrement(b.cancelsOf, caller, 1)
 }
 
 // resendCancel publishes a cancellation again every resendEvery until a replica says it
 // cancelled the request or the forward timeout has passed since the first.
-func (b *asks) resendCancel(corr [16]byte, caller string, payload []byte, ack chan bool) {
-	defer func() {
-		b.mu.Lock()
-		delete(b.cancels, corr)
-		decrement(b.cancelsOf, caller, 1)
-		b.mu.Unlock()
-	}()
+func (b *asks) resendCancel(k runKey, corr [16]byte, caller string, payload []byte, ack chan bool) {
+	defer b.endCancel(k, corr, caller)
 	wait, cancel := context.WithTimeout(context.Background(), b.forwardTimeout)
 	defer cancel()
 	b.resendUntilAcked(wait, cancelTopic, payload, ack)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/seal"
 )
 
 // TestBoundsAsDocumented: the fixed bounds of the pre-2026 edge that SECURITY.md's resource
@@ -22,8 +24,10 @@ func TestBoundsAsDocumented(t *testing.T) {
 		pattern string
 		want    []int
 	}{
-		{`the ([0-9]+) most recently changed sessions, ([0-9]+) KiB in all, ([0-9]+) subscriptions per session`,
-			[]int{maxStateSessions, maxStateBytes >> 10, maxSessionSubscriptions}},
+		{`the ([0-9]+) most recently changed sessions, ([0-9]+) KiB in all \(at most ([0-9,]+) bytes sealed\), ([0-9]+) subscriptions per session`,
+			[]int{maxStateSessions, maxStateBytes >> 10, seal.SealedLen(maxStateBytes), maxSessionSubscriptions}},
+		{`changes paced per caller across replicas, ([0-9]+) back to back and ([0-9]+) a second after`,
+			[]int{stateChangeBurst, stateChangeRate}},
 		{`per caller .legacy.maxPendingPerCaller. \(([0-9]+)\), ([0-9,]+) per replica`,
 			[]int{defaultMaxPendingPerCaller, defaultMaxPending}},
 		{`A pre-2026 client's answers on their way to another replica \| ([0-9]+) per caller at once, ([0-9,]+) per replica, each for at most ([0-9]+) s`,

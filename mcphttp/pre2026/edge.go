@@ -36,8 +36,8 @@ import (
 
 // Deps are what the edge needs besides its configuration.
 type Deps struct {
-	// Keys is the sealing key ring: session ids and answer ids are sealed under keys of their
-	// own purpose derived from it. Required.
+	// Keys is the sealing key ring: session ids, answer ids and the sessions' stored state
+	// are sealed under keys of their own purpose derived from it. Required.
 	Keys *seal.KeyRing
 	// Notices carries a client's answers and cancellations to the replica that waits for
 	// them, and tells replicas of a session's changed state; nil with a single replica.
@@ -81,7 +81,7 @@ func New(cfg Config, d Deps) (*Edge, error) {
 	if d.Clock == nil {
 		d.Clock = time.Now
 	}
-	state, err := newSessionState(d.State, d.Notices, d.Logger, d.Clock, d.Metrics.LegacyLevelEviction)
+	state, err := newSessionState(d.State, d.Keys, d.Notices, d.Logger, d.Clock, d.Metrics.LegacyLevelEviction)
 	if err != nil {
 		return nil, err
 	}

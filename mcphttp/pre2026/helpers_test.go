@@ -2,6 +2,7 @@ package pre2026
 
 import (
 	"bytes"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -112,6 +113,33 @@ func testStateSealer(tb testing.TB) *seal.Sealer {
 		tb.Fatal(err)
 	}
 	return ring.Sealer(seal.PurposeRequestState)
+}
+
+// stored is caller's record as the store holds it, opened; ok is false when there is none.
+func (st *sessionState) stored(tb testing.TB, caller string) (cs callerState, ok bool) {
+	tb.Helper()
+	v, ok, err := st.kv.Get(tb.Context(), stateKey(caller))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if !ok {
+		return cs, false
+	}
+	got, clear, err := st.decode(v)
+	if err != nil || clear {
+		tb.Fatalf("caller's stored record: clear %v, %v", clear, err)
+	}
+	return *got, true
+}
+
+// mustJSON is v in JSON.
+func mustJSON(tb testing.TB, v any) []byte {
+	tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }
 
 type response = mcptest.Response

@@ -2,7 +2,6 @@ package pre2026
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -131,12 +130,7 @@ func TestLegacySubscribePolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	stored := func() []string {
-		v, ok, err := mem.Get(t.Context(), stateKey(iss.URL()+"#alice"))
-		if err != nil || !ok {
-			return nil
-		}
-		var cs callerState
-		_ = json.Unmarshal(v, &cs)
+		cs, _ := s.state.stored(t, iss.URL()+"#alice")
 		if e := cs.entry(&sess); e != nil {
 			return e.URIs
 		}

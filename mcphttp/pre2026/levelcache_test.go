@@ -35,7 +35,7 @@ func TestLevelCacheShareOneCallerCannotEvictOthers(t *testing.T) {
 	}
 	kv := &countingStore{StateStore: mem}
 	var own, total atomic.Int64
-	st, err := newSessionState(kv, nil, slog.New(slog.DiscardHandler), clock.Now, func(o bool) {
+	st, err := newSessionState(kv, testKeyRing(t), nil, slog.New(slog.DiscardHandler), clock.Now, func(o bool) {
 		if o {
 			own.Add(1)
 		} else {

@@ -36,6 +36,9 @@ func (q *clientReq) setLevel() error {
 	}
 	if sessionBound(q.sess) {
 		if err := q.e.state.setLevel(q.in.Context(), q.sess, stateCaller(q.sess, q.in), *p.Level); err != nil {
+			if tooFast, ok := errors.AsType[*tooFastError](err); ok {
+				return q.in.Limited(tooFast.retryAfter, tooFastMessage)
+			}
 			if errors.Is(err, errStateBound) {
 				return q.rpcError(jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: "+err.Error()))
 			}

@@ -3,10 +3,13 @@ package pre2026
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/legacysession"
+	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
 )
 
@@ -27,12 +31,19 @@ import (
 // lives as long as its longest-lived session, and notices tell the other replicas when it
 // changes. Its store is never the one that keeps single-use nonces: state no caller can crowd
 // confirmations out with.
+//
+// The record is sealed before it reaches the store (staterecord.go): Redis holds no subscribed
+// URI in clear. The notices name a session by its key and a level, never a URI.
 
 // StateStore is the part of the shared store a pre-2026 session's state is kept in (store.Store
 // implements it; Redis shares it between replicas).
 type StateStore interface {
 	Get(ctx context.Context, key string) ([]byte, bool, error)
 	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	// Swap seals again, in place, a record the release before sealing wrote in clear.
+	Swap(ctx context.Context, key string, old, value []byte) (bool, error)
+	// Allow paces a caller's changes (stateChangeRate), across replicas.
+	Allow(ctx context.Context, key string, limit store.Limit) (store.RateDecision, error)
 }
 
 const (
@@ -50,8 +61,12 @@ const (
 	// maxStateSessions bounds the sessions of one caller whose state is kept: the least
 	// recently changed one's state goes when another needs room.
 	maxStateSessions = 16
-	// maxStateBytes bounds one caller's record: a change that would make it larger (with
-	// every other session of the caller gone) is refused.
+	// maxStateBytes bounds one caller's record as the sessions' state (its JSON) before it
+	// is sealed: a change that would make it larger (with every other session of the
+	// caller gone) is refused. Sealed, the record takes at most seal.SealedLen of it in the
+	// store (87,471 bytes: a third more in base64, with the nonce, tag and key id). The
+	// bound a client meets is the one the release before sealing had, so every record it
+	// wrote still fits sealed, and the store's cost per caller stays fixed.
 	maxStateBytes = 64 << 10
 	// stateTopic is the notices topic on which replicas tell each other of a session's new
 	// level or subscription set.
@@ -71,11 +86,43 @@ const (
 	// server.maxListensPerCaller of them on a replica, at most that many times a second.
 	// Changes made meanwhile are applied together when the interval has passed.
 	restartInterval = time.Second
+	// stateChangeRate and stateChangeBurst pace one caller's changes of its sessions'
+	// state, across replicas: each reads and writes the caller's whole record (up to
+	// seal.SealedLen(maxStateBytes) sealed) and tells every replica, so a caller that
+	// alternates its level or a subscription in a loop would otherwise make the store move
+	// that much per request, as fast as its in-flight slots allow. A client sets its level and
+	// subscribes when it starts, and now and then after: 200 changes back to back (every
+	// subscription of two sessions) and 20 a second after that. A change that repeats what
+	// the record holds writes nothing and is not counted.
+	stateChangeRate  = 20
+	stateChangeBurst = 200
+	// recheckInterval is how often a GET stream reads its session's subscriptions again,
+	// starting its inner listen again only when they changed: notices are best effort (Redis
+	// pub/sub reaches whoever is subscribed at that instant, and a subscription made again
+	// after a dropped connection misses what was sent meanwhile), so a replica that missed a
+	// change's notice applies it within this all the same, for one read of the caller's
+	// record per GET stream per interval.
+	recheckInterval = 30 * time.Second
 )
 
-// stateKeyPrefix starts a caller's record key; the store hashes every key, so the caller never
-// appears in clear.
-const stateKeyPrefix = "legacy:state:"
+// stateKeyPrefix starts a caller's record key, stateRateKeyPrefix the key of its changes'
+// pace; the store hashes every key, so the caller never appears in clear.
+const (
+	stateKeyPrefix     = "legacy:state:"
+	stateRateKeyPrefix = "legacy:state-changes:"
+)
+
+// tooFastError refuses a change past the caller's pace (stateChangeRate): the client may send
+// it again after retryAfter.
+type tooFastError struct{ retryAfter time.Duration }
+
+// tooFastMessage is what a client is told of a change past its pace.
+const tooFastMessage = "Too many changes of this caller's log levels and subscriptions; send this one again shortly"
+
+func (e *tooFastError) Error() string {
+	return fmt.Sprintf("pre2026: a caller may change its sessions' log levels and subscriptions %d times a second (%d back to back)",
+		stateChangeRate, stateChangeBurst)
+}
 
 // errStateBound refuses a change beyond what one caller's record may hold.
 var errStateBound = fmt.Errorf("the state of this caller's sessions may take at most %d bytes", maxStateBytes)
@@ -101,6 +148,7 @@ type sessionEntry struct {
 // subscriptions change.
 type sessionState struct {
 	kv      StateStore
+	sealer  *seal.Sealer  // purposeSessionState, up to seal.SealedLen(maxStateBytes)
 	notices store.Notices // nil with a single replica
 	self    string        // this replica's id: its own notices come back to it and are skipped
 	log     *slog.Logger
@@ -109,16 +157,22 @@ type sessionState struct {
 	levelTTL time.Duration
 	// restartEvery is restartInterval (tests make it outlive them, to count restarts).
 	restartEvery time.Duration
+	// recheckEvery is recheckInterval (tests shorten it).
+	recheckEvery time.Duration
 	// storeTimeout is stateStoreTimeout (tests shorten it).
 	storeTimeout time.Duration
-	// after runs f once d has passed (time.AfterFunc): the paced restart of a GET stream's
-	// listen (paced) waits on it, on the same clock as now, so that a test with a manual clock
-	// fires it when its clock says so rather than after real time.
-	after func(d time.Duration, f func())
+	// after runs f once d has passed unless stop is called first (time.AfterFunc): the paced
+	// restart of a GET stream's listen (paced) and its rechecks (recheck) wait on it, on the
+	// same clock as now, so that a test with a manual clock fires it when its clock says so
+	// rather than after real time.
+	after func(d time.Duration, f func()) (stop func() bool)
 
 	// received counts the other replicas' notices applied (tests wait on it for the
 	// subscription to be in place).
 	received atomic.Int64
+	// refused is the digest of the last stored record this replica could not open, so that a
+	// record that stays unopenable is logged once rather than on every read of it.
+	refused atomic.Pointer[[sha256.Size]byte]
 
 	levels *levelCache // levelcache.go
 
@@ -139,9 +193,9 @@ type stateNotice struct {
 }
 
 // newSessionState keeps session state in kv (a process-local store of its own when nil: one
-// replica); start listens for the other replicas' notices.
+// replica), sealed under ring; start listens for the other replicas' notices.
 // onEvict counts the level cache's evictions (nil counts nothing).
-func newSessionState(kv StateStore, notices store.Notices, log *slog.Logger, now func() time.Time, onEvict func(own bool)) (*sessionState, error) {
+func newSessionState(kv StateStore, ring *seal.KeyRing, notices store.Notices, log *slog.Logger, now func() time.Time, onEvict func(own bool)) (*sessionState, error) {
 	if kv == nil {
 		m, err := store.NewMemory(store.MemoryOptions{})
 		if err != nil {
@@ -151,9 +205,9 @@ func newSessionState(kv StateStore, notices store.Notices, log *slog.Logger, now
 	}
 	var id [16]byte
 	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails
-	st := &sessionState{kv: kv, notices: notices, self: hex.EncodeToString(id[:]), log: log, now: now,
-		levelTTL: levelCacheTTL, restartEvery: restartInterval, storeTimeout: stateStoreTimeout, levels: newLevelCache(onEvict), watchers: map[string]map[*watch]struct{}{},
-		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }}
+	st := &sessionState{kv: kv, sealer: ring.SealerUpTo(purposeSessionState, seal.SealedLen(maxStateBytes)), notices: notices, self: hex.EncodeToString(id[:]), log: log, now: now,
+		levelTTL: levelCacheTTL, restartEvery: restartInterval, recheckEvery: recheckInterval, storeTimeout: stateStoreTimeout, levels: newLevelCache(onEvict), watchers: map[string]map[*watch]struct{}{},
+		after: func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }}
 	return st, nil
 }
 
@@ -167,26 +221,37 @@ func (st *sessionState) start(ctx context.Context) {
 // stateKey is the key of caller's record ("" is an anonymous caller's, without authentication).
 func stateKey(caller string) string { return stateKeyPrefix + caller }
 
-// load reads caller's record, within storeTimeout; an absent one is empty.
+// load reads caller's record, within storeTimeout; an absent one is empty. A record the release
+// before sealing wrote in clear is sealed again in place once read.
 func (st *sessionState) load(ctx context.Context, caller string) (*callerState, error) {
 	ctx, cancel := context.WithTimeout(ctx, st.storeTimeout)
 	defer cancel()
-	return st.loadWithin(ctx, caller)
+	cs, clear, err := st.loadWithin(ctx, caller)
+	if clear != nil {
+		st.reseal(ctx, caller, clear, cs)
+	}
+	return cs, err
 }
 
-// loadWithin is load within ctx's own deadline.
-func (st *sessionState) loadWithin(ctx context.Context, caller string) (*callerState, error) {
+// loadWithin is load within ctx's own deadline, without sealing again: clear is the stored
+// value when it is a record in clear. A record that does not open (sealed under a key this
+// replica no longer or not yet holds, altered, not a record) is no state at all: a session's
+// level and subscriptions are an aid the client sets again, never a reason to fail its calls,
+// and the next change of the caller's state writes a record that opens.
+func (st *sessionState) loadWithin(ctx context.Context, caller string) (cs *callerState, clear []byte, err error) {
 	v, found, err := st.kv.Get(ctx, stateKey(caller))
+	if err != nil || !found {
+		return &callerState{}, nil, err
+	}
+	cs, isClear, err := st.decode(v)
 	if err != nil {
-		return nil, err
+		st.unopened(ctx, v, err)
+		return &callerState{}, nil, nil
 	}
-	cs := &callerState{}
-	if found {
-		if err := json.Unmarshal(v, cs); err != nil {
-			return nil, fmt.Errorf("pre2026: a caller's stored session state: %w", err)
-		}
+	if isClear {
+		clear = v
 	}
-	return cs, nil
+	return cs, clear, nil
 }
 
 // entry is sess's state in cs, nil when it has none.
@@ -203,8 +268,8 @@ func (cs *callerState) entry(sess *legacysession.Session) *sessionEntry {
 // update changes sess's state in caller's record with change and writes the record back: the
 // session becomes the most recently changed, expired sessions go, and the least recently changed
 // ones go while there are more than maxStateSessions or the record is over maxStateBytes. A
-// change that does not fit even alone is refused (errStateBound). changed false leaves the
-// store as it is. The record is read, changed and written back: two changes of one caller racing
+// change that does not fit even alone is refused (errStateBound), and one past the caller's pace
+// (tooFastError). changed false leaves the store as it is and is not paced. The record is read, changed and written back: two changes of one caller racing
 // on two replicas may lose one (last writer wins); a client waits for each answer before its next
 // request, so one client's changes do not race.
 func (st *sessionState) update(ctx context.Context, sess *legacysession.Session, caller string,
@@ -216,7 +281,7 @@ func (st *sessionState) update(ctx context.Context, sess *legacysession.Session,
 	// The read and the write share one bound.
 	ctx, cancel := context.WithTimeout(ctx, st.storeTimeout)
 	defer cancel()
-	cs, err := st.loadWithin(ctx, caller)
+	cs, clear, err := st.loadWithin(ctx, caller)
 	if err != nil {
 		return err
 	}
@@ -226,6 +291,12 @@ func (st *sessionState) update(ctx context.Context, sess *legacysession.Session,
 	}
 	changed, err := change(&e)
 	if err != nil || !changed {
+		if clear != nil {
+			st.reseal(ctx, caller, clear, cs)
+		}
+		return err
+	}
+	if err := st.pace(ctx, caller); err != nil {
 		return err
 	}
 	kept := make([]sessionEntry, 0, len(cs.Sessions)+1)
@@ -240,16 +311,13 @@ func (st *sessionState) update(ctx context.Context, sess *legacysession.Session,
 			kept = kept[1:]
 			continue
 		}
-		v, err := json.Marshal(callerState{Sessions: kept})
-		if err != nil {
-			return err
-		}
-		if len(v) > maxStateBytes {
-			if len(kept) == 1 {
-				return errStateBound
-			}
+		v, err := st.encode(&callerState{Sessions: kept})
+		if errors.Is(err, errStateBound) && len(kept) > 1 {
 			kept = kept[1:]
 			continue
+		}
+		if err != nil {
+			return err
 		}
 		var last int64
 		for _, o := range kept {
@@ -262,18 +330,37 @@ func (st *sessionState) update(ctx context.Context, sess *legacysession.Session,
 	}
 }
 
-// setLevel records the session's level and tells the other replicas.
+// pace takes one of caller's changes from its pace: a tooFastError past it.
+func (st *sessionState) pace(ctx context.Context, caller string) error {
+	d, err := st.kv.Allow(ctx, stateRateKeyPrefix+caller,
+		store.Limit{Rate: stateChangeRate, Period: time.Second, Burst: stateChangeBurst})
+	if err != nil {
+		return fmt.Errorf("pre2026: pacing a caller's session state changes: %w", err)
+	}
+	if !d.Allowed {
+		return &tooFastError{retryAfter: d.RetryAfter}
+	}
+	return nil
+}
+
+// setLevel records the session's level and tells the other replicas. The level the session
+// has already writes nothing and tells nobody: a client repeating its logging/setLevel costs
+// the store one read, as a resources/subscribe of a URI already subscribed does.
 func (st *sessionState) setLevel(ctx context.Context, sess *legacysession.Session, caller, level string) error {
+	changed := false
 	err := st.update(ctx, sess, caller, func(e *sessionEntry) (bool, error) {
+		changed = e.Level != level
 		e.Level = level
-		return true, nil
+		return changed, nil
 	})
 	if err != nil {
 		return err
 	}
 	key := sess.Key()
 	st.cacheLevel(key, caller, level, true)
-	st.publish(stateNotice{Kind: "level", Session: key, Level: level})
+	if changed {
+		st.publish(stateNotice{Kind: "level", Session: key, Level: level})
+	}
 	return nil
 }
 
@@ -330,11 +417,12 @@ func (st *sessionState) updateSubscriptions(ctx context.Context, sess *legacyses
 	if spelled == uri {
 		spelled = ""
 	}
+	changed := false
 	err := st.update(ctx, sess, caller, func(e *sessionEntry) (bool, error) {
 		i := slices.Index(e.URIs, uri)
 		switch {
 		case add && i >= 0 && e.As[uri] == spelled, !add && i < 0:
-			return false, nil // already so: nothing to write, nobody to tell
+			return false, nil // already so: nothing to write, nobody to tell, no listen to restart
 		case add && i < 0 && len(e.URIs) >= maxSessionSubscriptions:
 			return false, errTooManySubscriptions
 		case add && i < 0:
@@ -350,9 +438,10 @@ func (st *sessionState) updateSubscriptions(ctx context.Context, sess *legacyses
 			}
 			e.As[uri] = spelled
 		}
+		changed = true
 		return true, nil
 	})
-	if err != nil {
+	if err != nil || !changed {
 		return err
 	}
 	st.subsChanged(sess.Key())
@@ -395,6 +484,39 @@ func (st *sessionState) paced(started time.Time, restart context.CancelFunc) con
 			}
 			restart()
 		})
+	}
+}
+
+// recheck reads the session's subscriptions again every recheckEvery until stop is called,
+// and calls restart, once, when they are no longer uris and as, which its GET stream's listen
+// runs with: a change whose notice this replica missed reaches the stream all the same. A
+// store that cannot be read changes nothing; the next recheck reads again.
+func (st *sessionState) recheck(ctx context.Context, sess *legacysession.Session, caller string,
+	uris []string, as map[string]string, restart func()) (stop func()) {
+	var mu sync.Mutex
+	stopped := false
+	var pending func() bool
+	var tick func()
+	tick = func() {
+		nowURIs, nowAs, err := st.subscriptions(ctx, sess, caller)
+		if err == nil && (!slices.Equal(nowURIs, uris) || !maps.Equal(nowAs, as)) {
+			restart()
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !stopped {
+			pending = st.after(st.recheckEvery, tick)
+		}
+	}
+	mu.Lock()
+	pending = st.after(st.recheckEvery, tick)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		pending()
 	}
 }
 

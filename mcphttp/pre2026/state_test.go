@@ -4,7 +4,6 @@ package pre2026
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/legacysession"
+	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
@@ -31,7 +31,7 @@ func TestSessionStateBoundedPerCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := newSessionState(kv, nil, slog.New(slog.DiscardHandler), clock.Now, nil)
+	st, err := newSessionState(kv, testKeyRing(t), nil, slog.New(slog.DiscardHandler), clock.Now, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,14 +50,7 @@ func TestSessionStateBoundedPerCaller(t *testing.T) {
 			t.Fatalf("session %d: %v", n, err)
 		}
 	}
-	v, _, err := kv.Get(ctx, stateKey(alice))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cs callerState
-	if err := json.Unmarshal(v, &cs); err != nil {
-		t.Fatal(err)
-	}
+	cs, _ := st.stored(t, alice)
 	if len(cs.Sessions) != maxStateSessions {
 		t.Errorf("alice's record holds %d sessions, want %d", len(cs.Sessions), maxStateSessions)
 	}
@@ -74,8 +67,12 @@ func TestSessionStateBoundedPerCaller(t *testing.T) {
 	if !errors.Is(refused, errStateBound) {
 		t.Errorf("a session's subscriptions over %d bytes: %v, want errStateBound", maxStateBytes, refused)
 	}
-	if v, _, _ = kv.Get(ctx, stateKey(alice)); len(v) > maxStateBytes {
-		t.Errorf("alice's record is %d bytes, over %d", len(v), maxStateBytes)
+	// The bound is on the record's content; sealed, it takes at most SealedLen of that.
+	if v, _, _ := kv.Get(ctx, stateKey(alice)); len(v) > seal.SealedLen(maxStateBytes) {
+		t.Errorf("alice's record is %d bytes, over %d", len(v), seal.SealedLen(maxStateBytes))
+	}
+	if plain, _ := st.stored(t, alice); len(mustJSON(t, plain)) > maxStateBytes {
+		t.Errorf("alice's record holds %d bytes, over %d", len(mustJSON(t, plain)), maxStateBytes)
 	}
 	st.levelTTL = 0 // read from the store, not this replica's cache
 	if got := st.level(ctx, session(1000), bob); got != "debug" {
@@ -89,7 +86,7 @@ func TestSessionStateBoundedPerCaller(t *testing.T) {
 // and after), so that nothing waits for real time.
 func TestPacedRestart(t *testing.T) {
 	clock := mcptest.NewClock(time.Date(2026, 12, 5, 8, 0, 0, 0, time.UTC))
-	st, err := newSessionState(nil, nil, slog.New(slog.DiscardHandler), clock.Now, nil)
+	st, err := newSessionState(nil, testKeyRing(t), nil, slog.New(slog.DiscardHandler), clock.Now, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +95,10 @@ func TestPacedRestart(t *testing.T) {
 		f func()
 	}
 	var timers []timer
-	st.after = func(d time.Duration, f func()) { timers = append(timers, timer{d, f}) }
+	st.after = func(d time.Duration, f func()) func() bool {
+		timers = append(timers, timer{d, f})
+		return func() bool { return false }
+	}
 	restarts := 0
 	restart := func() { restarts++ }
 

@@ -72,8 +72,9 @@ func (e *Edge) ServeGet(in *mcphttp.Incoming) error {
 
 // listenOnce runs the GET stream's inner listen with the session's resource subscriptions as
 // they are now, until the client goes away, the listen ends, or the subscriptions change
-// (restart true: on this replica, or on another one, which says so with a notice), at most once
-// per restartInterval (sessionState.paced). An update a backend sends while the listen is
+// (restart true: on this replica, or on another one, which says so with a notice, or found by
+// a recheck of the set, sessionState.recheck), at most once per restartInterval
+// (sessionState.paced). An update a backend sends while the listen is
 // started again is not relayed: nothing is replayed.
 func (q *clientReq) listenOnce() (restart bool, err error) {
 	st := q.e.state
@@ -81,14 +82,18 @@ func (q *clientReq) listenOnce() (restart bool, err error) {
 	ctx, changed := context.WithCancel(outer)
 	defer changed()
 	// Watched before the set is read: a change made in between restarts the listen.
-	defer st.watch(q.sess.Key(), st.paced(st.now(), changed))()
-	uris, as, err := st.subscriptions(ctx, q.sess, stateCaller(q.sess, q.in))
+	again := st.paced(st.now(), changed)
+	defer st.watch(q.sess.Key(), again)()
+	caller := stateCaller(q.sess, q.in)
+	uris, as, err := st.subscriptions(ctx, q.sess, caller)
 	if err != nil {
 		// The list_changed notifications do not need the store: the stream goes on without
-		// the resource subscriptions until it is opened again.
-		q.e.log.Warn("legacy session subscriptions not readable; the GET stream relays no resources/updated",
+		// the resource subscriptions until a recheck reads them.
+		q.e.log.Warn("legacy session subscriptions not readable; the GET stream relays no resources/updated until they are",
 			"request_id", q.in.RequestID(), "error", err)
 	}
+	// A change whose notice this replica missed restarts the listen within recheckInterval.
+	defer st.recheck(ctx, q.sess, caller, uris, as, again)()
 	inner, err := q.inner(ctx, listenParamsFor(uris), nil, "")
 	if err != nil {
 		return false, err

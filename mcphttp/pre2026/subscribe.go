@@ -50,6 +50,9 @@ func (q *clientReq) subscribe() error {
 		}
 	}
 	if err := q.e.state.updateSubscriptions(q.in.Context(), q.sess, stateCaller(q.sess, q.in), uri, q.p.URI, add); err != nil {
+		if tooFast, ok := errors.AsType[*tooFastError](err); ok {
+			return q.in.Limited(tooFast.retryAfter, tooFastMessage)
+		}
 		if errors.Is(err, errTooManySubscriptions) || errors.Is(err, errStateBound) {
 			return q.rpcError(jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: "+err.Error()))
 		}

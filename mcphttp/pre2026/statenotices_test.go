@@ -1,0 +1,294 @@
+package pre2026
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/legacysession"
+	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/mcphttp"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// lostNotices is a pub/sub that loses every message, as Redis does one published while the
+// other replicas' subscriptions are being made again; it counts what was published.
+type lostNotices struct{ published atomic.Int64 }
+
+func (n *lostNotices) Publish(context.Context, string, []byte) error {
+	n.published.Add(1)
+	return nil
+}
+
+func (n *lostNotices) Subscribe(context.Context, string, func([]byte)) {}
+
+// writeCounting counts the writes of a store.
+type writeCounting struct {
+	StateStore
+	writes atomic.Int64
+}
+
+func (w *writeCounting) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	w.writes.Add(1)
+	return w.StateStore.Set(ctx, key, value, ttl)
+}
+
+// TestSessionStateRepeatWritesNothing: a logging/setLevel of the level the session has, and a
+// resources/subscribe of a URI it has (or an unsubscribe of one it has not), write nothing to
+// the store, publish no notice and restart no GET stream's listen; each real change, an alternation included, is one write and
+// one notice. A flood of repeats costs the store reads only; a flood of alternations is bounded
+// by the caller's request rate, as any request is.
+func TestSessionStateRepeatWritesNothing(t *testing.T) {
+	clock := mcptest.NewClock(time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC))
+	mem, err := store.NewMemory(store.MemoryOptions{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, notices := &writeCounting{StateStore: mem}, &lostNotices{}
+	st, err := newSessionState(kv, testKeyRing(t), notices, slog.New(slog.DiscardHandler), clock.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	const alice, uri = "https://idp#alice", "be+mem://r/1"
+	sess := &legacysession.Session{Version: "2025-11-25", Expires: clock.Now().Add(time.Hour)}
+	expect := func(what string, writes, published int64) {
+		t.Helper()
+		if w, p := kv.writes.Load(), notices.published.Load(); w != writes || p != published {
+			t.Errorf("%s: %d writes and %d notices in all, want %d and %d", what, w, p, writes, published)
+		}
+	}
+	for range 5 {
+		if err := st.setLevel(ctx, sess, alice, "debug"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect("setLevel debug five times", 1, 1)
+	restarts := 0
+	defer st.watch(sess.Key(), func() { restarts++ })()
+	for range 5 {
+		if err := st.updateSubscriptions(ctx, sess, alice, uri, uri, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect("subscribe one URI five times", 2, 2)
+	if restarts != 1 {
+		t.Errorf("subscribe one URI five times: this replica's GET stream restarted %d times, want 1", restarts)
+	}
+	if err := st.updateSubscriptions(ctx, sess, alice, "be+mem://r/never", "be+mem://r/never", false); err != nil {
+		t.Fatal(err)
+	}
+	expect("unsubscribe a URI never subscribed", 2, 2)
+	for i, level := range []string{"info", "debug", "info", "debug"} {
+		if err := st.setLevel(ctx, sess, alice, level); err != nil {
+			t.Fatal(err)
+		}
+		expect("setLevel alternating", int64(3+i), int64(3+i))
+	}
+}
+
+// TestLevelNoticeLost: a replica that missed the notice of a session's new level (every notice
+// lost here) serves the level it cached for at most levelCacheTTL (5 s, docs/protocol.md §9.6),
+// then reads the new one from the store.
+func TestLevelNoticeLost(t *testing.T) {
+	clock := mcptest.NewClock(time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC))
+	mem, err := store.NewMemory(store.MemoryOptions{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica := func() *sessionState {
+		st, err := newSessionState(mem, testKeyRing(t), &lostNotices{}, slog.New(slog.DiscardHandler), clock.Now, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	a, b := replica(), replica()
+	ctx := t.Context()
+	const alice = "https://idp#alice"
+	sess := &legacysession.Session{Version: "2025-11-25", Expires: clock.Now().Add(time.Hour)}
+	sess.Nonce[0] = 1
+	if err := a.setLevel(ctx, sess, alice, "debug"); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.level(ctx, sess, alice); got != "debug" {
+		t.Fatalf("B reads %q, want debug", got)
+	}
+	if err := a.setLevel(ctx, sess, alice, "error"); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(levelCacheTTL - time.Millisecond)
+	if got := b.level(ctx, sess, alice); got != "debug" {
+		t.Errorf("B within the cache's life: %q, want the cached debug", got)
+	}
+	clock.Advance(time.Millisecond)
+	if got := b.level(ctx, sess, alice); got != "error" {
+		t.Errorf("B %v after the change: %q, want error", levelCacheTTL, got)
+	}
+	if levelCacheTTL != 5*time.Second {
+		t.Errorf("levelCacheTTL is %v; docs/protocol.md §9.6 says 5 seconds", levelCacheTTL)
+	}
+}
+
+// TestSubscriptionNoticeLost: a 2025-11-25 client's GET stream whose replica missed the notice
+// of a change of the session's subscriptions (made on another replica, its notice lost)
+// applies the change at the next recheck of the set (recheckInterval, shortened here) and
+// relays the new subscription's updates. Before, it kept the old set until the client opened
+// its GET stream again, which may be hours.
+func TestSubscriptionNoticeLost(t *testing.T) {
+	mem, err := store.NewMemory(store.MemoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := mcptest.StartServer(t, "be", mcptest.WithSubscriptions(), numberedResources())
+	gw, e := startLegacyGateway(t, gwSpec{EdgeDeps: Deps{State: mem}}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	e.state.recheckEvery = 20 * time.Millisecond // before any GET stream starts
+	e.state.restartEvery = 0
+	updates := &mcptest.ResourceUpdates{}
+	cs := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion("2025-11-25"), mcptest.WithResourceUpdated(updates.Handler))
+	for i := 0; !watching(e); i++ {
+		if i == 1000 {
+			t.Fatal("the client's GET stream never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sess, err := e.sessions.Open(cs.ID(), legacysession.Anonymous)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another replica, sharing the store, whose notices are all lost.
+	other, err := newSessionState(mem, testKeyRing(t), &lostNotices{}, slog.New(slog.DiscardHandler), time.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const uri = "be+mem://r/late"
+	if err := other.updateSubscriptions(t.Context(), &sess, stateCaller(&sess, nil), uri, uri, true); err != nil {
+		t.Fatal(err)
+	}
+	got := pokeUntil(t, be, updates, uri, "mem://r/late")
+	if !slices.Contains(got, uri) {
+		t.Fatalf("updates %q", got)
+	}
+}
+
+// TestRecheckStops: a recheck that finds the set unchanged reads it again later and restarts
+// nothing; one that finds it changed restarts the listen once and reads no more; once
+// stopped (its listen over), none is pending.
+func TestRecheckStops(t *testing.T) {
+	clock := mcptest.NewClock(time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC))
+	st, err := newSessionState(nil, testKeyRing(t), nil, slog.New(slog.DiscardHandler), clock.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var pending []func()
+	st.after = func(_ time.Duration, f func()) func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		i := len(pending)
+		pending = append(pending, f)
+		return func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			was := pending[i] != nil
+			pending[i] = nil
+			return was
+		}
+	}
+	fire := func() int {
+		mu.Lock()
+		var due []func()
+		for i, f := range pending {
+			if f != nil {
+				due = append(due, f)
+				pending[i] = nil
+			}
+		}
+		mu.Unlock()
+		for _, f := range due {
+			f()
+		}
+		return len(due)
+	}
+	ctx := t.Context()
+	const alice = "https://idp#alice"
+	sess := &legacysession.Session{Version: "2025-11-25", Expires: clock.Now().Add(time.Hour)}
+	if err := st.updateSubscriptions(ctx, sess, alice, "be+mem://r/1", "be+mem://r/1", true); err != nil {
+		t.Fatal(err)
+	}
+	restarts := 0
+	stop := st.recheck(ctx, sess, alice, []string{"be+mem://r/1"}, nil, func() { restarts++ })
+	for range 3 {
+		if fire() != 1 || restarts != 0 {
+			t.Fatalf("an unchanged set: %d restarts, want a recheck pending and none", restarts)
+		}
+	}
+	if err := st.updateSubscriptions(ctx, sess, alice, "be+mem://r/2", "be+mem://r/2", true); err != nil {
+		t.Fatal(err)
+	}
+	if fire() != 1 || restarts != 1 || fire() != 0 {
+		t.Fatalf("a changed set: %d restarts, want 1 and no recheck after it", restarts)
+	}
+	stop()
+
+	stop = st.recheck(ctx, sess, alice, nil, nil, func() { restarts++ })
+	stop()
+	if n := fire(); n != 0 {
+		t.Errorf("%d rechecks pending once stopped", n)
+	}
+}
+
+// TestSessionStateChangesPaced: one caller's changes of its sessions' state are paced across
+// replicas, stateChangeBurst back to back and stateChangeRate a second after: a 2025-11-25
+// client alternating its log level gets its first 200 changes, then 429 with Retry-After, and
+// is served again once the pace allows; a repeat of what the record holds, which writes
+// nothing, is never refused; another caller's changes are not held up. Before, every
+// alternation was one read and one write of the caller's whole record, as fast as the client
+// sent them.
+func TestSessionStateChangesPaced(t *testing.T) {
+	clock := mcptest.NewClock(time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC))
+	mem, err := store.NewMemory(store.MemoryOptions{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startLegacyGateway(t, gwSpec{Server: mcphttp.Config{TrustedProxies: []string{"127.0.0.1/32", "::1/128"}},
+		Deps: mcphttp.Deps{Clock: clock.Now}, EdgeDeps: Deps{State: mem}}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	session := func(client string) http.Header {
+		sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`, "X-Forwarded-For", client)
+		h := legacyHeaders("2025-11-25", sid)
+		h.Set("X-Forwarded-For", client)
+		return h
+	}
+	setLevel := func(h http.Header, level string) *response {
+		return do(t, "POST", gw.URL, h, `{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"`+level+`"}}`)
+	}
+	busy, quiet := session("192.0.2.1"), session("192.0.2.2")
+	levels := []string{"debug", "info"}
+	for i := range stateChangeBurst {
+		if r := setLevel(busy, levels[i%2]); r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"result":{}`) {
+			t.Fatalf("change %d within the burst: %d %s", i, r.Status, r.Body)
+		}
+	}
+	r := setLevel(busy, levels[stateChangeBurst%2])
+	if r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("change %d, past the burst: %d %s, want 429 with Retry-After", stateChangeBurst+1, r.Status, r.Body)
+	}
+	if r := setLevel(busy, levels[(stateChangeBurst-1)%2]); r.Status != http.StatusOK {
+		t.Errorf("a repeat of the level the session has, past the pace: %d %s, want {}", r.Status, r.Body)
+	}
+	if r := setLevel(quiet, "debug"); r.Status != http.StatusOK {
+		t.Errorf("another client's change: %d %s", r.Status, r.Body)
+	}
+	clock.Advance(time.Second / stateChangeRate)
+	if r := setLevel(busy, levels[stateChangeBurst%2]); r.Status != http.StatusOK {
+		t.Errorf("a change once the pace allows: %d %s", r.Status, r.Body)
+	}
+}
