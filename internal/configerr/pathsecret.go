@@ -18,8 +18,8 @@ import (
 //     names one (hooks.slack.com, hooks.zapier.com, x.webhook.office.com): a webhook URL's path
 //     past its name is its address and its token;
 //   - a segment that looks generated rather than written (credentialLike): a run of 16 letters
-//     and digits with a digit in it, a run of 24, a UUID, or 20 characters or more of a token's
-//     alphabet mixing upper case, lower case and digits.
+//     and digits with a digit in it, a run of 20, a UUID, or a token's alphabet mixing upper and
+//     lower case over 20 characters with a digit or over 32 without.
 //
 // A hidden segment is written as Redacted; the slashes stay, so the URL's shape still shows.
 
@@ -43,9 +43,9 @@ func writePath(out *strings.Builder, hostPath string) {
 			out.WriteString(Redacted)
 		default:
 			out.WriteString(seg)
-		}
-		if hideAfter < 0 && namesHook(seg) {
-			hideAfter = i
+			if hideAfter < 0 && namesHook(seg) { // a word, not a token that happens to spell it
+				hideAfter = i
+			}
 		}
 	}
 }
@@ -62,14 +62,18 @@ func namesHook(s string) bool {
 }
 
 // Thresholds of credentialLike. A random token of 16 letters and digits holds a digit but for
-// a chance of 6 %, one of 24 or more is longer than any word a path is written with, and 20
-// characters mixing both cases and digits are a token even where '-' or '_' split its runs
-// (base64url). Identifiers written by people stay under them: "openid-configuration",
-// "text-embedding-3-small", "batchEmbedContents", "gemini-embedding-001:embedContent".
+// a chance of 6 %, one of 20 or more is longer than the words a path is written with, and 20
+// characters mixing both cases and digits, or 32 mixing both cases, are a token even where '-'
+// or '_' split its runs (base64url). Identifiers written by people stay under them:
+// "openid-configuration", "text-embedding-3-small", "batchEmbedContents",
+// "gemini-embedding-001:embedContent". What passes is short (a base64url token under 32
+// characters without a digit and split by '-' or '_'; anything under 16), or written with
+// separators the way words are.
 const (
-	runWithDigit   = 16
-	runAny         = 24
-	mixedTokenSize = 20
+	runWithDigit    = 16
+	runAny          = 20
+	mixedTokenSize  = 20
+	mixedCaseTokens = 32
 )
 
 // credentialLike reports whether seg, one segment of a path as written (percent-encoded or
@@ -100,7 +104,7 @@ func credentialLike(seg string) bool {
 			return true
 		}
 	}
-	return tokenAlphabet && len(seg) >= mixedTokenSize && upper && lower && digits
+	return tokenAlphabet && upper && lower && (len(seg) >= mixedTokenSize && digits || len(seg) >= mixedCaseTokens)
 }
 
 // isUUID reports whether s is written as a UUID is (8-4-4-4-12 hexadecimal digits): a random

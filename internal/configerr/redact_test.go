@@ -3,6 +3,7 @@ package configerr
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -113,10 +114,12 @@ func TestCredentialLikeThresholds(t *testing.T) {
 	digits := "a1" + strings.Repeat("b", runWithDigit-2)
 	letters := strings.Repeat("b", runAny)
 	mixed := "aB3-dE_fG7-hJ_kL9-mN"[:mixedTokenSize]
+	cases := "aBcDeFgHiJ-kLmNoPqRs_TuVwXyZaBcD"[:mixedCaseTokens]
 	for seg, want := range map[string]bool{
 		digits: true, digits[1:]: false,
 		letters: true, letters[1:]: false,
 		mixed: true, mixed[1:]: false, strings.ToLower(mixed): false,
+		cases: true, cases[1:]: false, strings.ToUpper(cases): false,
 		"123e4567-e89b-12d3-a456-42661417400g": false,
 	} {
 		if got := credentialLike(seg); got != want {
@@ -144,5 +147,37 @@ func TestRedact(t *testing.T) {
 	}
 	if Redact(err) != err || Redact(nil) != nil {
 		t.Error("Redact is not idempotent, or wraps nil")
+	}
+}
+
+// TestRedactURLsRandomTokens: tokens as services generate them (base62 keys of 20 characters or
+// more, hexadecimal digests of 16 or more, base64url secrets of 32 or more, UUIDs), placed as
+// a segment of an ordinary path, are hidden whatever their draw; the path's words stay. The
+// draws are from a fixed seed, so the test gives the same answer on every run.
+func TestRedactURLsRandomTokens(t *testing.T) {
+	const (
+		base62    = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+		hex       = "0123456789abcdef"
+		base64url = base62 + "-_"
+	)
+	rng := rand.New(rand.NewPCG(1, 2))
+	draw := func(alphabet string, min, max int) string {
+		b := make([]byte, min+rng.IntN(max-min+1))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	uuid := func() string {
+		h := draw(hex, 32, 32)
+		return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+	}
+	for range 2000 {
+		for _, tok := range []string{draw(base62, 20, 64), draw(hex, 16, 64), draw(base64url, 32, 86), uuid()} {
+			in := "https://api.example:8443/v1/mcp/" + tok + "/tools?key=" + tok
+			if got, want := RedactURLs(in), "https://api.example:8443/v1/mcp/REDACTED/tools?key=REDACTED"; got != want {
+				t.Fatalf("RedactURLs(%q) = %q", in, got)
+			}
+		}
 	}
 }
