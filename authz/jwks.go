@@ -15,7 +15,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	"golang.org/x/sync/singleflight"
 
-	"github.com/mcp-gateway/gateway/internal/egress"
+	"github.com/mcp-gateway/gateway/internal/configerr"
 )
 
 // maxJWKSBytes bounds a key-set or discovery response.
@@ -370,17 +370,17 @@ func getJSON(ctx context.Context, client *http.Client, url string) ([]byte, erro
 	req.Header.Set("Accept", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, egress.WithoutQuery(err)
+		return nil, configerr.Redact(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%w %d from %s", errJWKSStatus, resp.StatusCode, egress.URLOnly(url))
+		return nil, fmt.Errorf("%w %d from %s", errJWKSStatus, resp.StatusCode, configerr.URL(url))
 	}
 	// A byte more than the bound tells a document too large from one cut short, which would
 	// read as malformed JSON.
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxJWKSBytes+1))
 	if err == nil && len(body) > maxJWKSBytes {
-		return nil, fmt.Errorf("%w: the answer from %s is over %d bytes", errBadDocument, egress.URLOnly(url), maxJWKSBytes)
+		return nil, fmt.Errorf("%w: the answer from %s is over %d bytes", errBadDocument, configerr.URL(url), maxJWKSBytes)
 	}
 	return body, err
 }

@@ -300,9 +300,9 @@ func TestKeySetOverBoundRefused(t *testing.T) {
 }
 
 // TestFetchErrorsNameNoQuery: a key set's URL is the issuer's text, and its query (an API key
-// some providers put there) or user information is not to be logged: an error fetching it,
-// whether the server answers a failure, the connection fails, or a redirect is refused, names
-// the URL without them.
+// some providers put there), user information or a token in its path is not to be logged: an
+// error fetching it, whether the server answers a failure, the connection fails, or a redirect
+// is refused, names the URL without them (configerr.URL).
 func TestFetchErrorsNameNoQuery(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -317,7 +317,9 @@ func TestFetchErrorsNameNoQuery(t *testing.T) {
 	closed.Close()
 	client := defaultClient(Config{FetchTimeout: 5 * time.Second}, nil)
 	for _, u := range []string{srv.URL + "/keys?key=s3cr3t-q7Zr", srv.URL + "/moved?key=s3cr3t-q7Zr",
-		strings.Replace(closed.URL, "http://", "http://user:s3cr3t-q7Zr@", 1) + "/keys?key=s3cr3t-q7Zr#s3cr3t-q7Zr"} {
+		strings.Replace(closed.URL, "http://", "http://user:s3cr3t-q7Zr@", 1) + "/keys?key=s3cr3t-q7Zr#s3cr3t-q7Zr",
+		// A token in the path (a capability URL), answered with a failure or not connected to.
+		srv.URL + "/keys/s3cr3tq7Zr0123456789", closed.URL + "/keys/s3cr3tq7Zr0123456789"} {
 		_, err := fetchJWKS(t.Context(), client, u)
 		if err == nil || strings.Contains(err.Error(), "q7Zr") || !strings.Contains(err.Error(), "/keys") && !strings.Contains(err.Error(), "/moved") {
 			t.Errorf("fetching %s: %v; want an error naming the URL without its query or user information", u, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/loopback"
 	"github.com/mcp-gateway/gateway/internal/useroauth"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -207,7 +208,7 @@ func (a *Admin) runChecks(ctx context.Context) (map[string]string, bool) {
 	for i, ch := range a.deps.Checks {
 		if errs[i] != nil {
 			ready = ready && ch.Advisory
-			out[ch.Name] = errs[i].Error()
+			out[ch.Name] = configerr.RedactURLs(errs[i].Error()) // a client's error repeats its URL whole
 			continue
 		}
 		out[ch.Name] = "ok"

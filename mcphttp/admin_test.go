@@ -12,7 +12,8 @@ import (
 )
 
 // TestReadyzChecks: a failing check makes the replica not ready unless it is advisory, and is
-// reported either way; a draining replica is not ready whatever its checks say.
+// reported either way, any URL in its error quoted as configerr.URL quotes it; a draining
+// replica is not ready whatever its checks say.
 func TestReadyzChecks(t *testing.T) {
 	down := func(context.Context) error { return errors.New("dial tcp: connection refused") }
 	up := func(context.Context) error { return nil }
@@ -29,6 +30,10 @@ func TestReadyzChecks(t *testing.T) {
 		{"advisory and required", true, []Check{{Name: "redis", Run: down, Advisory: true}, {Name: "other", Run: down}},
 			http.StatusServiceUnavailable, "dial tcp: connection refused"},
 		{"draining", false, []Check{{Name: "redis", Run: down, Advisory: true}}, http.StatusServiceUnavailable, "dial tcp: connection refused"},
+		// A client's error repeats the URL it was sent to, credentials and all.
+		{"failing, quoting a URL", true, []Check{{Name: "redis", Run: func(context.Context) error {
+			return errors.New(`Get "http://u:K1@h/hook/K2?key=K3": dial tcp: connection refused`)
+		}}}, http.StatusServiceUnavailable, `Get "http://REDACTED@h/hook/REDACTED?key=REDACTED": dial tcp: connection refused`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

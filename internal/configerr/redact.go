@@ -1,19 +1,23 @@
 package configerr
 
 import (
+	"errors"
 	"net/url"
 	"strings"
 )
 
-// Redacted is what stands in, in a quoted URL, for its user information and for each value of
-// its query.
+// Redacted is what stands in, in a quoted URL, for its user information, for each value of its
+// query and for each segment of its path that may be a credential (pathsecret.go).
 const Redacted = "REDACTED"
 
 // URL is how a message quotes the configured URL raw: its scheme, host, port and path, which an
 // operator recognises it by, with its user information replaced, each value of its query
-// replaced (the names stay: "?key=REDACTED") and its fragment dropped. Operators put
-// credentials in all three (redis://:password@h, ?key=, ?access_token=, ?sig=), and a message
+// replaced (the names stay: "?key=REDACTED"), each path segment that may be a credential
+// replaced (a webhook's token, a signature, a capability's random part: pathsecret.go) and its
+// fragment dropped. Operators put credentials in all four (redis://:password@h, ?key=,
+// ?access_token=, ?sig=, https://hooks.slack.com/services/T…/B…/<token>), and a message
 // reaches terminals, CI logs and log collectors. It is RedactURLs applied to the one value.
+// Every message, log line, report and status the gateway shows a URL in goes through it.
 func URL(raw string) string { return RedactURLs(raw) }
 
 // RedactURLs is s, a message, with every URL in it ("scheme://" onwards, to the end of the
@@ -55,7 +59,7 @@ func redactOne(v string) string {
 		rest = rest[:f]
 	}
 	path, query, hasQuery := strings.Cut(rest, "?")
-	out.WriteString(path)
+	writePath(&out, path)
 	if !hasQuery {
 		return out.String()
 	}
@@ -117,3 +121,28 @@ func valueEnd(s string, i int) int {
 	}
 	return len(s)
 }
+
+// Redact returns err, or nil, with its text written as RedactURLs writes a message: the error
+// to log, report or return of a client sending to a configured URL (net/http's errors repeat
+// the URL whole, a *url.Error, and libraries quote it in their own words), so that a URL
+// reaches no log line, status or answer but as URL quotes it. The *url.Error in err's chain,
+// if any, has its URL quoted so too, for a caller that takes it out with errors.As; errors.Is
+// and errors.As otherwise see err as it was.
+func Redact(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, done := err.(redactedError); done {
+		return err
+	}
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		ue.URL = URL(ue.URL)
+	}
+	return redactedError{err}
+}
+
+// redactedError is an error whose text is RedactURLs of its cause's.
+type redactedError struct{ err error }
+
+func (e redactedError) Error() string { return RedactURLs(e.err.Error()) }
+func (e redactedError) Unwrap() error { return e.err }

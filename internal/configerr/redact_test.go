@@ -3,7 +3,9 @@ package configerr
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -57,6 +59,125 @@ func TestErrorRedactsURLs(t *testing.T) {
 	} {
 		if strings.Contains(err.Error(), "CANARY") {
 			t.Errorf("error quotes the canary: %v", err)
+		}
+	}
+}
+
+// TestRedactURLsPathSecrets: a path segment that may be a credential is hidden wherever a URL
+// is quoted, in every shape services put one in: a webhook's token after the segment or under
+// the host that names the hook, a generated token, key, signature or UUID anywhere; the words an
+// operator recognises a URL by stay, and so do the rest of its parts' rules.
+func TestRedactURLsPathSecrets(t *testing.T) {
+	const tok = "Zk3pQ9vX2mLr8TyW1nB4cD7e" // 24 letters and digits
+	for in, want := range map[string]string{
+		// Webhooks: the segments after the hook's name, or past the first under a hook's host.
+		"https://hooks.slack.com/services/T0AAAA/B0BBBB/xxxxxxxx":        "https://hooks.slack.com/services/REDACTED/REDACTED/REDACTED",
+		"https://discord.com/api/webhooks/1234/abc-DEF_ghi":              "https://discord.com/api/webhooks/REDACTED/REDACTED",
+		"https://gw.example/hook/shortpart":                              "https://gw.example/hook/REDACTED",
+		"https://x.webhook.office.com/webhookb2/a@b/IncomingWebhook/c/d": "https://x.webhook.office.com/webhookb2/REDACTED/REDACTED/REDACTED/REDACTED",
+		"https://hooks.zapier.com/hooks/catch/1/abc/":                    "https://hooks.zapier.com/hooks/REDACTED/REDACTED/REDACTED/",
+		"https://chat.example:8443/HOOKS/" + tok + "?x=1":                "https://chat.example:8443/HOOKS/REDACTED?x=REDACTED",
+		// Generated segments anywhere: a token, a key, a signature, a JWT, a UUID, encoded or not.
+		"https://mcp.example/s/" + tok + "/mcp":                      "https://mcp.example/s/REDACTED/mcp",
+		"https://mcp.example/api/ghp_0123456789abcdefABCDEF/sse":     "https://mcp.example/api/REDACTED/sse",
+		"https://h/files/sig-aB3dE_fG7hJ-kL9mN_pQ2r/x":               "https://h/files/REDACTED/x",
+		"https://h/v1/eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln/mcp": "https://h/v1/REDACTED/mcp",
+		"https://h/t/123e4567-E89B-12d3-a456-426614174000/v2.0":      "https://h/t/REDACTED/v2.0",
+		"https://h/k/AAAAAAAAAAAAAAAAAAAAAAAA":                       "https://h/k/REDACTED",
+		"https://h/k/0123456789abcdef":                               "https://h/k/REDACTED",
+		"https://h/k/%5A%6B3pQ9vX2mLr8TyW1nB4":                       "https://h/k/REDACTED",
+		"https://h/k/aB3%2FdE%2BfG7hJkL9mNpQ2r%3D":                   "https://h/k/REDACTED",
+		"https://u:" + tok + "@h/" + tok + "?key=" + tok + "#" + tok: "https://REDACTED@h/REDACTED?key=REDACTED",
+		`Post "http://127.0.0.1:1/p/` + tok + `": dial tcp: refused`: `Post "http://127.0.0.1:1/p/REDACTED": dial tcp: refused`,
+		// What people write stays.
+		"https://h:8443/v1/mcp": "https://h:8443/v1/mcp",
+		"https://idp.example/realms/acme/.well-known/openid-configuration":        "https://idp.example/realms/acme/.well-known/openid-configuration",
+		"https://api.example/v1beta/models/gemini-embedding-001:embedContent":     "https://api.example/v1beta/models/gemini-embedding-001:embedContent",
+		"https://api.example/v1/models/text-embedding-3-small/batchEmbedContents": "https://api.example/v1/models/text-embedding-3-small/batchEmbedContents",
+		"https://login.example/oauth2/v2.0/token":                                 "https://login.example/oauth2/v2.0/token",
+		"https://h/mcp/2025-06-18/github-mcp-server/listToolsByName":              "https://h/mcp/2025-06-18/github-mcp-server/listToolsByName",
+		"https://h//a/":    "https://h//a/",
+		"redis://h:6379/0": "redis://h:6379/0",
+	} {
+		if got := RedactURLs(in); got != want {
+			t.Errorf("RedactURLs(%q)\n = %q\nwant %q", in, got, want)
+		}
+		if got := URL(in); got != want {
+			t.Errorf("URL(%q) = %q", in, got)
+		}
+	}
+}
+
+// TestCredentialLikeThresholds: each rule of credentialLike holds at its threshold and not one
+// below it.
+func TestCredentialLikeThresholds(t *testing.T) {
+	digits := "a1" + strings.Repeat("b", runWithDigit-2)
+	letters := strings.Repeat("b", runAny)
+	mixed := "aB3-dE_fG7-hJ_kL9-mN"[:mixedTokenSize]
+	cases := "aBcDeFgHiJ-kLmNoPqRs_TuVwXyZaBcD"[:mixedCaseTokens]
+	for seg, want := range map[string]bool{
+		digits: true, digits[1:]: false,
+		letters: true, letters[1:]: false,
+		mixed: true, mixed[1:]: false, strings.ToLower(mixed): false,
+		cases: true, cases[1:]: false, strings.ToUpper(cases): false,
+		"123e4567-e89b-12d3-a456-42661417400g": false,
+	} {
+		if got := credentialLike(seg); got != want {
+			t.Errorf("credentialLike(%q) = %v, want %v", seg, got, want)
+		}
+	}
+}
+
+// TestRedact: a client's error about a URL, however wrapped, reads with the URL quoted as URL
+// quotes it, and so does the *url.Error errors.As takes out of it; what it wraps still matches.
+func TestRedact(t *testing.T) {
+	const secret = "CANARYq8Zt3Lm9Rw2Px7"
+	_, clientErr := http.Get("http://127.0.0.1:0/hook/" + secret + "/x?key=" + secret) // port 0: refused at once
+	if clientErr == nil || !strings.Contains(clientErr.Error(), secret) {
+		t.Fatalf("the client's error does not repeat the URL, nothing to test: %v", clientErr)
+	}
+	wrapped := fmt.Errorf("fetching: %w", clientErr)
+	err := Redact(wrapped)
+	if got, want := err.Error(), "fetching: Get \"http://127.0.0.1:0/hook/REDACTED/REDACTED?key=REDACTED\": "; !strings.HasPrefix(got, want) {
+		t.Errorf("Redact = %q, want it to start %q", got, want)
+	}
+	var ue *url.Error
+	if !errors.As(err, &ue) || strings.Contains(ue.URL, secret) || !errors.Is(err, wrapped) {
+		t.Errorf("errors.As and errors.Is: %v, %#v", err, ue)
+	}
+	if Redact(err) != err || Redact(nil) != nil {
+		t.Error("Redact is not idempotent, or wraps nil")
+	}
+}
+
+// TestRedactURLsRandomTokens: tokens as services generate them (base62 keys of 20 characters or
+// more, hexadecimal digests of 16 or more, base64url secrets of 32 or more, UUIDs), placed as
+// a segment of an ordinary path, are hidden whatever their draw; the path's words stay. The
+// draws are from a fixed seed, so the test gives the same answer on every run.
+func TestRedactURLsRandomTokens(t *testing.T) {
+	const (
+		base62    = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+		hex       = "0123456789abcdef"
+		base64url = base62 + "-_"
+	)
+	rng := rand.New(rand.NewPCG(1, 2))
+	draw := func(alphabet string, min, max int) string {
+		b := make([]byte, min+rng.IntN(max-min+1))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	uuid := func() string {
+		h := draw(hex, 32, 32)
+		return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+	}
+	for range 2000 {
+		for _, tok := range []string{draw(base62, 20, 64), draw(hex, 16, 64), draw(base64url, 32, 86), uuid()} {
+			in := "https://api.example:8443/v1/mcp/" + tok + "/tools?key=" + tok
+			if got, want := RedactURLs(in), "https://api.example:8443/v1/mcp/REDACTED/tools?key=REDACTED"; got != want {
+				t.Fatalf("RedactURLs(%q) = %q", in, got)
+			}
 		}
 	}
 }

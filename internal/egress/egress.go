@@ -374,27 +374,6 @@ func Credentialed(c *http.Client) *http.Client {
 	return &cc
 }
 
-// WithoutQuery returns err with the URL of the *url.Error in its chain cut to its scheme, host
-// and path (URLOnly): net/http's errors name the URL requested, or a redirect's target, whole,
-// and a learnt URL's query or user information is the server's text (an API key a key set's
-// URL carries, anything a redirect puts there), not to be logged.
-func WithoutQuery(err error) error {
-	if ue := (*url.Error)(nil); errors.As(err, &ue) {
-		ue.URL = URLOnly(ue.URL)
-	}
-	return err
-}
-
-// URLOnly is raw without its user information, query and fragment.
-func URLOnly(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(a URL that does not parse)"
-	}
-	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
-	return u.String()
-}
-
 // maxRedirects is as many redirects as net/http's default policy follows.
 const maxRedirects = 10
 

@@ -56,7 +56,7 @@ func (c *Config) check(getenv func(string) string, scope checkScope) error {
 		errs = append(errs, errNothingGiven)
 	}
 	if len(errs) > 0 {
-		return redactedError{fmt.Errorf("invalid configuration:\n%w", c.src.locate(errors.Join(errs...)))}
+		return redacted(fmt.Errorf("invalid configuration:\n%w", c.src.locate(errors.Join(errs...))))
 	}
 	return nil
 }

@@ -39,20 +39,10 @@ func sameHeaderTwice(path string, headers map[string]Secret) []error {
 	return errs
 }
 
-// redactedError is an error whose text quotes every URL as configerr.URL does: a setting's value
-// is quoted in its error, and a URL can carry a credential in its user information
-// ("redis://:pw@host") or its query ("?key="), which must not reach a terminal, a CI log or a
-// log collector. Every configuration error the gateway prints or logs (check-config, serve's
-// start, a reload refused) goes through it.
-type redactedError struct{ err error }
-
-func (e redactedError) Error() string { return configerr.RedactURLs(e.err.Error()) }
-func (e redactedError) Unwrap() error { return e.err }
-
-// redacted wraps err, if any, in redactedError.
-func redacted(err error) error {
-	if err == nil {
-		return nil
-	}
-	return redactedError{err}
-}
+// redacted is err, if any, with every URL its text quotes written as configerr.URL writes it
+// (configerr.Redact): a setting's value is quoted in its error, and a URL can carry a credential
+// in its user information ("redis://:pw@host"), its query ("?key=") or its path (a webhook's
+// token), which must not reach a terminal, a CI log or a log collector. Every configuration
+// error the gateway prints or logs (check-config, serve's start, a reload refused) goes
+// through it.
+func redacted(err error) error { return configerr.Redact(err) }

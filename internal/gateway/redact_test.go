@@ -10,9 +10,13 @@ import (
 	"testing"
 )
 
-// urlCanary is put in every configured URL's user information and query values and fragment:
-// where it shows, a credential would.
-const urlCanary = "CANARY7e1d"
+// urlCanary is put in every configured URL's user information and query values and fragment,
+// and in its path where a credential is (after a webhook's name, or as a generated token with
+// pathToken): where it shows, a credential would.
+const (
+	urlCanary = "CANARY7e1d"
+	pathToken = "Zt3Lm9Rw2P"
+)
 
 // urlSetting is one setting that holds a URL: its key path, the start of the key path a message
 // about it names, and the configuration (after reloadBase) that sets it to a URL.
@@ -62,18 +66,19 @@ func urlSettings(t *testing.T) []urlSetting {
 }
 
 // canaryURLs are the URLs each setting is tried with: one that does not parse (an invalid port),
-// which a check quotes in its error, and one to a closed loopback port, which a client's error
-// repeats when it cannot connect.
+// which a check quotes in its error, and ones to a closed loopback port, which a client's error
+// repeats when it cannot connect; the canary in their paths is a webhook's token and a
+// capability URL's.
 func canaryURLs(t *testing.T) []string {
 	return []string{
-		"http://u" + urlCanary + ":" + urlCanary + "@127.0.0.1:bad/p?key=" + urlCanary + "&sig=" + urlCanary + "#" + urlCanary,
-		"http://u" + urlCanary + ":" + urlCanary + "@" + closedPort(t) + "/p?access_token=" + urlCanary + "#" + urlCanary,
+		"http://u" + urlCanary + ":" + urlCanary + "@127.0.0.1:bad/hooks/" + urlCanary + "?key=" + urlCanary + "&sig=" + urlCanary + "#" + urlCanary,
+		"http://u" + urlCanary + ":" + urlCanary + "@" + closedPort(t) + "/s/" + urlCanary + pathToken + "/mcp?access_token=" + urlCanary + "#" + urlCanary,
 		"http://" + closedPort(t) + "/p?key=" + urlCanary,
 	}
 }
 
-// TestConfiguredURLsRedacted: no configured URL's user information, query value or fragment
-// shows in what the gateway prints or logs about its configuration, whichever setting holds the
+// TestConfiguredURLsRedacted: no configured URL's user information, query value, fragment or
+// secret path segment shows in what the gateway prints or logs about its configuration, whichever setting holds the
 // URL, on every path a configuration is read: check-config (and --online against a closed
 // loopback port), serve's start, the --upstream flag and a SIGHUP reload through the real
 // reload path; the setting's key path still shows, and the URL's host.

@@ -58,7 +58,7 @@ func TestLongValuesClipped(t *testing.T) {
 }
 
 // TestClipAttrMatchesFastPath: NewLogger's JSON lines are the same bytes whether the handler's
-// own path or slog's writes them, long values included.
+// own path or slog's writes them, long values and URLs in errors' texts included.
 func TestClipAttrMatchesFastPath(t *testing.T) {
 	long := strings.Repeat("ab\"é", MaxValueBytes)
 	var fast, slow bytes.Buffer
@@ -67,7 +67,7 @@ func TestClipAttrMatchesFastPath(t *testing.T) {
 	h.clip = MaxValueBytes
 	std := slog.New(NewContextHandler(slog.NewJSONHandler(&slow, opts)))
 	for _, l := range []*slog.Logger{slog.New(h), std} {
-		l.Info(long, "name", long, "n", 3)
+		l.Info(long, "name", long, "n", 3, "error", `Post "https://u:p@h/hook/t?key=k": refused`, "url", "https://h/?key=k")
 	}
 	a, b := fast.String(), slow.String()
 	if i := strings.Index(a, `"level"`); i < 0 || a[i:] != b[strings.Index(b, `"level"`):] {

@@ -24,7 +24,7 @@ type jsonHandler struct {
 	level slog.Leveler
 	pre   []byte // the WithAttrs attributes, rendered, each with its leading comma
 	slow  bool   // a group was opened, or a WithAttrs attribute is not a plain scalar
-	clip  int    // > 0: string values longer are clipped (clipString), as std's ReplaceAttr does
+	clip  int    // > 0: string values are written as std's ReplaceAttr (clipAttr) writes them: lineValue
 }
 
 // lockedOut serializes the two paths' writes, as slog's handler does its own.
@@ -167,7 +167,11 @@ func appendAttr(b []byte, a slog.Attr, clip int) ([]byte, bool) {
 	b = append(b, ':')
 	switch v.Kind() {
 	case slog.KindString:
-		b = appendString(b, clipString(v.String(), clip))
+		if clip > 0 {
+			b = appendString(b, lineValue(a.Key, v.String(), clip))
+		} else {
+			b = appendString(b, v.String())
+		}
 	case slog.KindInt64:
 		b = strconv.AppendInt(b, v.Int64(), 10)
 	case slog.KindUint64:

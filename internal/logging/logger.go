@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"unicode/utf8"
+
+	"github.com/mcp-gateway/gateway/internal/configerr"
 )
 
 // ErrLevel and ErrFormat report a log level or format NewLogger does not know.
@@ -35,21 +37,41 @@ func clipString(s string, n int) string {
 }
 
 // clipAttr is the ReplaceAttr of NewLogger's handlers: string values and errors' texts cut to
-// MaxValueBytes.
+// MaxValueBytes, and errors' texts, and strings logged as one (keyed "error" or "err"), with
+// every URL in them quoted as configerr.URL quotes it (lineValue).
 func clipAttr(_ []string, a slog.Attr) slog.Attr {
 	switch a.Value.Kind() {
 	case slog.KindString:
-		if s := a.Value.String(); len(s) > MaxValueBytes {
-			a.Value = slog.StringValue(clipString(s, MaxValueBytes))
+		if s := a.Value.String(); len(s) > MaxValueBytes || isErrorKey(a.Key) {
+			if c := lineValue(a.Key, s, MaxValueBytes); c != s {
+				a.Value = slog.StringValue(c)
+			}
 		}
 	case slog.KindAny:
 		if err, ok := a.Value.Any().(error); ok {
-			if s := err.Error(); len(s) > MaxValueBytes {
-				a.Value = slog.StringValue(clipString(s, MaxValueBytes))
+			if s := err.Error(); len(s) > MaxValueBytes || configerr.RedactURLs(s) != s {
+				a.Value = slog.StringValue(clipString(configerr.RedactURLs(s), MaxValueBytes))
 			}
 		}
 	}
 	return a
+}
+
+// isErrorKey reports whether an attribute keyed key holds an error's text: the gateway logs
+// errors under "error" (err.Error() or the error itself), and a few under "err".
+func isErrorKey(key string) bool { return key == "error" || key == "err" }
+
+// lineValue is the string s as a line writes it under key: an error's text with its URLs
+// quoted as configerr.URL quotes them, since a client's error repeats the URL it was sent to
+// whole (a *url.Error: "Post \"https://h/hook/<token>?key=…\": dial tcp …") and a configured
+// URL carries credentials in its user information, query and path; then cut to clip (> 0).
+// Other values are the gateway's own, and a URL among them (an issuer, a subject, a resource
+// URI) is written as it is.
+func lineValue(key, s string, clip int) string {
+	if isErrorKey(key) {
+		s = configerr.RedactURLs(s)
+	}
+	return clipString(s, clip)
 }
 
 // NewLogger returns a logger writing to w at level ("debug", "info", "warn", "error", or an

@@ -277,7 +277,7 @@ func (c RedisConfig) KeyPrefixOrDefault() string {
 // credentials in the URL.
 func (c RedisConfig) LogValue() slog.Value {
 	return slog.GroupValue(
-		slog.String("url", redactURL(c.URL)),
+		slog.String("url", configerr.URL(c.URL)),
 		slog.Any("addrs", c.Addrs),
 		slog.String("masterName", c.MasterName),
 		slog.Bool("cluster", c.Cluster),
@@ -285,14 +285,6 @@ func (c RedisConfig) LogValue() slog.Value {
 		slog.Bool("tls", c.tlsOn()),
 		slog.String("keyPrefix", c.KeyPrefixOrDefault()),
 	)
-}
-
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable)"
-	}
-	return u.Redacted()
 }
 
 // universalOptions compiles c into go-redis options, loading TLS files.

@@ -175,16 +175,25 @@ keyPrefix: "gw1:"
 	}
 }
 
+// TestRedisConfigLogValueHidesSecrets: the configuration's log value shows none of its
+// passwords, wherever the URL carries one (the user information, parsed or not, the query) and
+// whoever (the user name, which an ACL user's password can be mistaken for), and still shows
+// the address.
 func TestRedisConfigLogValueHidesSecrets(t *testing.T) {
-	cfg := RedisConfig{URL: "redis://gw:urlsecret@127.0.0.1:6379/0", Password: "fieldsecret", SentinelPassword: "sentinelsecret"}
-	var buf bytes.Buffer
-	slog.New(slog.NewJSONHandler(&buf, nil)).Info("redis", "config", cfg)
-	for _, secret := range []string{"urlsecret", "fieldsecret", "sentinelsecret"} {
-		if strings.Contains(buf.String(), secret) {
-			t.Errorf("log line %s contains %q", buf.String(), secret)
+	for _, url := range []string{
+		"redis://gwsecret:urlsecret@127.0.0.1:6379/0?client_name=querysecret",
+		"redis://gwsecret:url/secret@127.0.0.1:6379/0", // a password written unencoded: the URL does not parse
+	} {
+		cfg := RedisConfig{URL: url, Password: "fieldsecret", SentinelPassword: "sentinelsecret"}
+		var buf bytes.Buffer
+		slog.New(slog.NewJSONHandler(&buf, nil)).Info("redis", "config", cfg)
+		for _, secret := range []string{"gwsecret", "urlsecret", "querysecret", "fieldsecret", "sentinelsecret"} {
+			if strings.Contains(buf.String(), secret) {
+				t.Errorf("log line %s contains %q", buf.String(), secret)
+			}
 		}
-	}
-	if !strings.Contains(buf.String(), "127.0.0.1:6379") {
-		t.Errorf("log line %s lacks the address", buf.String())
+		if !strings.Contains(buf.String(), "127.0.0.1:6379") {
+			t.Errorf("log line %s lacks the address", buf.String())
+		}
 	}
 }

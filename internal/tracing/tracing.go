@@ -14,6 +14,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/outcome"
 )
 
@@ -214,7 +215,7 @@ type loggedExporter struct {
 // ExportSpans exports spans; a failure is logged and the batch dropped.
 func (e loggedExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
 	if err := e.SpanExporter.ExportSpans(ctx, spans); err != nil {
-		e.log.LogAttrs(ctx, slog.LevelWarn, "trace export failed", slog.Int("spans", len(spans)), slog.String("error", err.Error()))
+		e.log.LogAttrs(ctx, slog.LevelWarn, "trace export failed", slog.Int("spans", len(spans)), slog.String("error", configerr.RedactURLs(err.Error())))
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/oauth2"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/egress"
 )
 
@@ -93,7 +94,7 @@ func (is *issuer) get(ctx context.Context) (provided, error) {
 			err = endpointsNamed(is.url, p)
 		}
 		// Logged with the page's refusal: a redirect's target, query and all, is the server's.
-		err = egress.WithoutQuery(err)
+		err = configerr.Redact(err)
 		is.mu.Lock()
 		defer is.mu.Unlock()
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/egress"
 	"github.com/mcp-gateway/gateway/internal/seal"
 )
@@ -205,7 +206,7 @@ func (s *SignIn) Finish(w http.ResponseWriter, r *http.Request) (string, error) 
 		return "", &ErrSignIn{Why: "the sign-in code was not accepted", Err: refusal(refused)}
 	case err != nil:
 		// No answer from the token endpoint: the provider is down, not the sign-in wrong.
-		return "", &UnreachableError{err: egress.WithoutQuery(err), RetryAfter: issuerRetryInterval}
+		return "", &UnreachableError{err: configerr.Redact(err), RetryAfter: issuerRetryInterval}
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	idt, err := p.provider.Verifier(&oidc.Config{ClientID: s.cfg.ClientID, Now: s.now}).Verify(ctx, raw)

@@ -14,11 +14,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"sync"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/outcome"
 	"github.com/mcp-gateway/gateway/upstreams/direct"
@@ -112,7 +112,7 @@ type Backend struct {
 	env      *Env
 	name     string
 	url      string
-	safeURL  string // without user info and query, for reports
+	safeURL  string // as configerr.URL quotes it, for reports
 	timeout  time.Duration
 	required bool
 	maxBytes int64
@@ -164,7 +164,7 @@ func newBackend(uc Config, userAgent string, env *Env) *Backend {
 		env:      env,
 		name:     uc.Name,
 		url:      uc.URL,
-		safeURL:  redactURL(uc.URL),
+		safeURL:  configerr.URL(uc.URL),
 		timeout:  orDuration(uc.Timeout, DefaultTimeout),
 		required: uc.Required,
 		maxBytes: uc.MaxResponseBytes,
@@ -218,15 +218,6 @@ func newTransport(connect, idle time.Duration) *http.Transport {
 		IdleConnTimeout:     idle,
 		TLSHandshakeTimeout: connect,
 	}
-}
-
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	u.User, u.RawQuery, u.ForceQuery = nil, "", false
-	return u.String()
 }
 
 // Close ends the backend's pre-2026 sessions with DELETE, so the backend frees them now rather

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/configerr"
 )
 
 // health is a backend's state. Successful calls only read an atomic flag when nothing changes,
@@ -45,7 +47,7 @@ func (h *health) set(now time.Time, err error) {
 	h.isUp.Store(err == nil)
 	h.lastErr = ""
 	if err != nil {
-		h.lastErr = err.Error()
+		h.lastErr = configerr.RedactURLs(err.Error()) // shown in /readyz
 	}
 	h.checkedAt = now
 }

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
@@ -20,7 +21,7 @@ import (
 func Reach(ctx context.Context, rawURL string, t TLSConfig, connect time.Duration) (string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		return "", fmt.Errorf("%q is not an http or https URL", redactURL(rawURL))
+		return "", fmt.Errorf("%q is not an http or https URL", configerr.URL(rawURL))
 	}
 	port := u.Port()
 	if port == "" {
