@@ -79,11 +79,20 @@ type legacyStream struct {
 // opens its GET stream.
 func openLegacyStream(t *testing.T, url, tok string) *legacyStream {
 	t.Helper()
+	return openLegacyStreamFrom(t, url, tok, "")
+}
+
+// openLegacyStreamFrom is openLegacyStream by a page of origin (no Origin header when empty).
+func openLegacyStreamFrom(t *testing.T, url, tok, origin string) *legacyStream {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), reloadWait)
 	t.Cleanup(cancel)
 	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
 	if tok != "" {
 		h.Set("Authorization", "Bearer "+tok)
+	}
+	if origin != "" {
+		h.Set("Origin", origin)
 	}
 	_, rh, body := post(t, url, h,
 		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
@@ -91,7 +100,7 @@ func openLegacyStream(t *testing.T, url, tok string) *legacyStream {
 	if sid == "" {
 		t.Fatalf("initialize: %s", body)
 	}
-	res := legacyGet(t, ctx, url, tok, sid)
+	res := legacyGet(t, ctx, url, tok, sid, origin)
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("GET stream: %d", res.StatusCode)
 	}
@@ -110,8 +119,9 @@ func openLegacyStream(t *testing.T, url, tok string) *legacyStream {
 	return &legacyStream{ctx: ctx, lines: lines}
 }
 
-// legacyGet sends a pre-2026 GET stream request for session sid.
-func legacyGet(t *testing.T, ctx context.Context, url, tok, sid string) *http.Response {
+// legacyGet sends a pre-2026 GET stream request for session sid, by a page of origin unless it
+// is empty.
+func legacyGet(t *testing.T, ctx context.Context, url, tok, sid, origin string) *http.Response {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	req.Header = http.Header{"Accept": {"text/event-stream"}, "Mcp-Protocol-Version": {"2025-11-25"}}
@@ -120,6 +130,9 @@ func legacyGet(t *testing.T, ctx context.Context, url, tok, sid string) *http.Re
 	}
 	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	if origin != "" {
+		req.Header.Set("Origin", origin)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
