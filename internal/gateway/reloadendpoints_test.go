@@ -3,9 +3,11 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -127,4 +129,74 @@ func wantDelivers(t *testing.T, backend *mcptest.Server, s *legacyStream) {
 			return &mcp.CallToolResult{}, nil
 		})
 	s.wantLine(t, "notifications/tools/list_changed")
+}
+
+// TestReloadJudgesAStreamRegisteredAfterIt: a GET stream admitted to a component set just before
+// a reload replaces the set, and registered there only after the reload judged the set's
+// streams, is judged as they were when it registers: refused, it ends at once; accepted, it runs
+// on and delivers. The reload runs in the window itself (runOptions.streamAdmitted), which
+// otherwise lasts a few instructions: without that judgement such a stream ran on under the
+// replaced authentication until the set's server.shutdownTimeout.
+func TestReloadJudgesAStreamRegisteredAfterIt(t *testing.T) {
+	const other = "https://other.example/mcp"
+	for _, tc := range []struct {
+		name    string
+		refused bool
+	}{{"refused", true}, {"accepted", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			iss := newIssuer(t)
+			alpha := mcptest.StartServer(t, "alpha", mcptest.WithSubscriptions())
+			config := func(audiences string) string {
+				return strings.Replace(authYAML(iss.URL(), `["echo"]`, "", alpha),
+					`{issuer: "`+iss.URL()+`"}`, `{issuer: "`+iss.URL()+`", audiences: [`+audiences+`]}`, 1)
+			}
+			reloaded := make(chan error, 1)
+			var once sync.Once
+			f := startReloadGatewayAdmitting(t, "1h", config(`"`+testResource+`", "`+other+`"`),
+				func(f *reloadGateway, _ *http.Request) {
+					// The stream is admitted to the running set: the reload replaces that set
+					// and judges its streams before this one registers.
+					once.Do(func() {
+						f.hup <- syscall.SIGHUP
+						reloaded <- <-f.results
+					})
+				})
+			aud := testResource
+			if tc.refused {
+				aud = other
+			}
+			tok := mint(t, iss, devissuer.Claims{"sub": "alice", "scope": "tools:use", "aud": aud})
+			f.write(t, "1h", config(`"`+testResource+`"`)) // read by the reload the stream's admission starts
+			if tc.refused {
+				// Answered with the stream's start or an error, the GET ends either way.
+				ctx, cancel := context.WithTimeout(context.Background(), reloadWait)
+				defer cancel()
+				res := legacyGet(t, ctx, f.url(), tok, legacySession(t, f.url(), tok), "")
+				wantReloaded(t, reloaded)
+				_, err := io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if ctx.Err() != nil {
+					t.Fatalf("the stream registered after the reload that refuses its token outlived it (%d, %v)", res.StatusCode, err)
+				}
+				return
+			}
+			s := openLegacyStream(t, f.url(), tok)
+			wantReloaded(t, reloaded)
+			waitBackendAcknowledgesListen(t, alpha)
+			wantDelivers(t, alpha, s)
+		})
+	}
+}
+
+// wantReloaded wants the reload a stream's admission started to have ended, and applied.
+func wantReloaded(t *testing.T, reloaded <-chan error) {
+	t.Helper()
+	select {
+	case err := <-reloaded:
+		if err != nil {
+			t.Fatalf("reload: %v", err)
+		}
+	default:
+		t.Fatal("the stream was answered before the reload its admission started ended")
+	}
 }

@@ -94,13 +94,7 @@ func openLegacyStreamFrom(t *testing.T, url, tok, origin string) *legacyStream {
 	if origin != "" {
 		h.Set("Origin", origin)
 	}
-	_, rh, body := post(t, url, h,
-		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
-	sid := rh.Get("Mcp-Session-Id")
-	if sid == "" {
-		t.Fatalf("initialize: %s", body)
-	}
-	res := legacyGet(t, ctx, url, tok, sid, origin)
+	res := legacyGet(t, ctx, url, tok, legacySessionWith(t, url, h), origin)
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("GET stream: %d", res.StatusCode)
 	}
@@ -117,6 +111,29 @@ func openLegacyStreamFrom(t *testing.T, url, tok, origin string) *legacyStream {
 		}
 	}()
 	return &legacyStream{ctx: ctx, lines: lines}
+}
+
+// legacySession initializes a pre-2026 session (with a bearer token unless tok is empty) and
+// returns its id.
+func legacySession(t *testing.T, url, tok string) string {
+	t.Helper()
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+	if tok != "" {
+		h.Set("Authorization", "Bearer "+tok)
+	}
+	return legacySessionWith(t, url, h)
+}
+
+// legacySessionWith initializes a pre-2026 session with the request headers h and returns its id.
+func legacySessionWith(t *testing.T, url string, h http.Header) string {
+	t.Helper()
+	_, rh, body := post(t, url, h,
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	sid := rh.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize: %s", body)
+	}
+	return sid
 }
 
 // legacyGet sends a pre-2026 GET stream request for session sid, by a page of origin unless it
