@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/mcphttp"
 )
 
@@ -59,9 +60,13 @@ type openStream struct {
 	end context.CancelCauseFunc
 }
 
-// isStream reports whether r opens a GET stream.
+// isStream reports whether r opens a GET stream: a GET for a session that accepts an event
+// stream, which is what the pre-2026 edge serves one to. Anything else is no stream: a browser's
+// GET of the gateway's pages (an approval, a sign-in's callback) accepts "*/*", and tracked, it
+// would be cancelled at the next reload, its sign-in's token request with it.
 func isStream(r *http.Request) bool {
-	return r.Method == http.MethodGet && mcphttp.AcceptsEventStream(r.Header.Values("Accept"))
+	return r.Method == http.MethodGet && len(r.Header.Values(mcpheader.SessionID)) > 0 &&
+		mcphttp.AcceptsEventStream(r.Header.Values("Accept"))
 }
 
 // track returns r with a context the set can end, and the func that forgets it once served.
