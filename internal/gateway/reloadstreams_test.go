@@ -52,15 +52,17 @@ func TestReloadEndsStreamsItsAuthenticationRefuses(t *testing.T) {
 		}
 		f := startReloadGateway(t, "1h", config(`"`+testResource+`", "`+other+`"`))
 		alice := mint(t, iss, devissuer.Claims{"sub": "alice", "scope": "tools:use", "aud": other})
-		refused := openLegacyStream(t, f.url(), alice)
+		// bob's stream first, its listen acknowledged by the backend before alice's opens: the
+		// acknowledgement waited for below is then surely its own.
 		kept := openLegacyStream(t, f.url(), mintFor(t, iss, "bob"))
+		waitBackendAcknowledgesListen(t, alpha)
+		refused := openLegacyStream(t, f.url(), alice)
 		if err := f.reload(t, "1h", config(`"`+testResource+`"`)); err != nil {
 			t.Fatalf("reload: %v", err)
 		}
 		refused.wantEnded(t, "the stream of a token of the audience taken away outlived the reload")
 		wantStreamRefused(t, f.url(), alice, http.StatusUnauthorized)
 		// bob's stream still delivers: a change the backend announces now reaches it.
-		waitBackendAcknowledgesListen(t, alpha)
 		alpha.MCP().AddTool(&mcp.Tool{Name: "fresh", InputSchema: map[string]any{"type": "object"}},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return &mcp.CallToolResult{}, nil
