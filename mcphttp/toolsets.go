@@ -467,32 +467,58 @@ func (x *request) challenge(status int, cs ...authz.Challenge) *Error {
 	return x.s.challenge(status, cs...)
 }
 
-// checkAudience refuses a token minted for other tool sets on this endpoint: one whose "aud"
-// names a set's resource but neither this endpoint's resource nor the gateway's own (the public
-// URL). A token for a narrow set must not open a wider endpoint; a token for the gateway works on
-// every set, which only narrows it; a token whose audiences name no set (an operator's own
-// audience values) is left to the issuer's audience check alone.
+// checkAudience refuses a token minted for other tool sets on this endpoint (forOtherEndpoint).
 func (s *Server) checkAudience(x *request) error {
-	p := x.caller.principal
-	if p == nil {
-		return nil
-	}
-	own := s.cfg.PublicURL
-	if x.set != nil && x.set.resource != "" {
-		own = x.set.resource
-	}
-	namesSet := false
-	for _, a := range audiences(p.Claims["aud"]) {
-		if a == own || a == s.cfg.PublicURL {
-			return nil
-		}
-		namesSet = namesSet || s.setResources[a]
-	}
-	if !namesSet {
+	if !s.forOtherEndpoint(s.cfg.PublicURL, x.set, x.caller.principal) {
 		return nil
 	}
 	return x.challenge(http.StatusUnauthorized, s.auth.InScheme(authz.Challenge{Error: authz.ChallengeInvalidToken,
 		Description: "the token's audience is another endpoint"}, x.caller.dpop))
+}
+
+// forOtherEndpoint reports whether p's token was minted for other tool sets than the endpoint of
+// set (nil: the default endpoint), served under publicURL: its "aud" names a set's resource but
+// neither the endpoint's resource nor the gateway's own (the public URL). A token for a narrow
+// set must not open a wider endpoint; a token for the gateway works on every set, which only
+// narrows it; a token whose audiences name no set (an operator's own audience values) is left
+// to the issuer's audience check alone. No principal (no authentication) is for every endpoint.
+func (t *toolsets) forOtherEndpoint(publicURL string, set *toolset, p *authz.Principal) bool {
+	if p == nil {
+		return false
+	}
+	own := publicURL
+	if set != nil && set.resource != "" {
+		own = set.resource
+	}
+	namesSet := false
+	for _, a := range audiences(p.Claims["aud"]) {
+		if a == own || a == publicURL {
+			return false
+		}
+		namesSet = namesSet || t.setResources[a]
+	}
+	return namesSet
+}
+
+// AcceptsStream reports whether s would serve the GET stream r opened, for the caller its token
+// was verified as (p; nil without authentication). A reload judges by it each stream open on
+// the configuration it replaces, which would otherwise run on under the rules it was opened
+// with: a stream is refused when s serves none at r's path (its tool set removed or moved, the
+// endpoint's path changed, the pre-2026 edge or its stream turned off), when s refuses r's
+// origin, and when p's token is for another endpoint (checkAudience): for a tool set whose
+// resource changed, or on an endpoint a new set made narrower than the token's audience.
+func (s *Server) AcceptsStream(r *http.Request, p *authz.Principal) bool {
+	if s.edge == nil || !s.edge.ClaimsGet(r) || s.origins.check(r) != nil {
+		return false
+	}
+	// The route echo finds for r (Register): the endpoint's path, or a set's.
+	set := s.defaultSet
+	if path := echo.GetPath(r); path != s.cfg.Path {
+		if set = s.sets[path]; set == nil {
+			return false
+		}
+	}
+	return !s.forOtherEndpoint(s.cfg.PublicURL, set, p)
 }
 
 // audiences reads an "aud" claim: a string or an array of strings.

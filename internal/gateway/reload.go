@@ -155,14 +155,21 @@ type nextSet struct {
 
 // reload validates and builds the configuration src loads and, when all went well, makes it
 // the one new requests are served with. The previous set retires in the background. A reload
-// asked for again while this one waits for room (awaitRoom) is the operator's latest word: the
-// set built from the file as it was is dropped unused and the file is read again, so the
-// latest configuration is the one applied, or refused with the running one kept.
+// asked for again while this one waits for room (awaitRoom), or while it built the set (the
+// fetch of an issuer's keys takes up to twice auth.fetchTimeout), is the operator's latest
+// word: the set built from the file as it was is dropped unused and the file is read again, so
+// the latest configuration is the one applied, or refused with the running one kept. Applying
+// the superseded set first would serve it for nothing and make the latest wait, in awaitRoom,
+// for the requests of the set it replaced, up to their server.shutdownTimeout. The file is read
+// again at most once for a reload asked for while building (a SIGHUP arriving during each build
+// would otherwise keep any from being applied): one arriving during the second build is the
+// next reload.
 func (g *gateway) reload(ctx context.Context, src *reloadSource) error {
 	r := &g.reloads
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for {
+	asked := src.signals()
+	for first := true; ; first = false {
 		if r.draining {
 			return errDraining
 		}
@@ -170,17 +177,31 @@ func (g *gateway) reload(ctx context.Context, src *reloadSource) error {
 		if err != nil {
 			return err
 		}
-		again, err := g.awaitRoom(ctx, n.prev, src.signals())
+		again, err := g.awaitRoom(ctx, n.prev, asked)
 		if err != nil {
 			n.c.close()
 			return err
 		}
-		if !again {
+		switch {
+		case again:
+			g.log.Info("reloading the configuration again: it was asked for while the reload waited")
+		case first && askedMeanwhile(asked):
+			g.log.Info("reloading the configuration again: it was asked for while the reload built the configuration and fetched its issuers' keys")
+		default:
 			g.apply(n)
 			return nil
 		}
 		n.c.close()
-		g.log.Info("reloading the configuration again: it was asked for while the reload waited")
+	}
+}
+
+// askedMeanwhile reports whether a reload was asked for on asked and not yet taken, taking it.
+func askedMeanwhile(asked <-chan os.Signal) bool {
+	select {
+	case <-asked:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,12 +45,23 @@ func upstreamYAML(s *mcptest.Server) string {
 // startReloadGateway writes body (after reloadBase) to a file and serves it.
 func startReloadGateway(t *testing.T, shutdownTimeout, body string) *reloadGateway {
 	t.Helper()
+	return startReloadGatewayAdmitting(t, shutdownTimeout, body, nil)
+}
+
+// startReloadGatewayAdmitting is startReloadGateway calling admitted, when not nil, with each GET
+// stream admitted to a component set, before the set registers it (runOptions.streamAdmitted).
+func startReloadGatewayAdmitting(t *testing.T, shutdownTimeout, body string, admitted func(f *reloadGateway, r *http.Request)) *reloadGateway {
+	t.Helper()
 	f := &reloadGateway{file: filepath.Join(t.TempDir(), "config.yaml"), logs: &mcptest.LogBuffer{},
 		hup: make(chan os.Signal, 1), results: make(chan error, 1)}
 	f.write(t, shutdownTimeout, body)
+	var hook func(*http.Request)
+	if admitted != nil {
+		hook = func(r *http.Request) { admitted(f, r) }
+	}
 	var cancel context.CancelFunc
 	var done <-chan error
-	f.gw, cancel, done = serveFile(t, f.file, f.logs, f.hup, f.results)
+	f.gw, cancel, done = serveFileAdmitting(t, f.file, f.logs, f.hup, f.results, hook)
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -67,6 +79,12 @@ func startReloadGateway(t *testing.T, shutdownTimeout, body string) *reloadGatew
 // nil). It returns once the gateway listens, with cancel, which is SIGTERM, and serve's outcome.
 func serveFile(t *testing.T, file string, logs *mcptest.LogBuffer, hup chan os.Signal, results chan error) (Listeners, context.CancelFunc, <-chan error) {
 	t.Helper()
+	return serveFileAdmitting(t, file, logs, hup, results, nil)
+}
+
+// serveFileAdmitting is serveFile with runOptions.streamAdmitted.
+func serveFileAdmitting(t *testing.T, file string, logs *mcptest.LogBuffer, hup chan os.Signal, results chan error, admitted func(*http.Request)) (Listeners, context.CancelFunc, <-chan error) {
+	t.Helper()
 	getenv := func(string) string { return "" }
 	load := func() (*Config, error) { return loadConfig("serve", []string{"--config", file}, getenv, logs) }
 	cfg, err := load()
@@ -77,7 +95,7 @@ func serveFile(t *testing.T, file string, logs *mcptest.LogBuffer, hup chan os.S
 	started, done := make(chan Listeners, 1), make(chan error, 1)
 	go func() {
 		done <- run(ctx, cfg, runOptions{getenv: getenv, stderr: logs, started: started,
-			reload: &reloadSource{load: load, trigger: hup, results: results}})
+			reload: &reloadSource{load: load, trigger: hup, results: results}, streamAdmitted: admitted})
 	}()
 	select {
 	case gw := <-started:

@@ -52,15 +52,17 @@ func TestReloadEndsStreamsItsAuthenticationRefuses(t *testing.T) {
 		}
 		f := startReloadGateway(t, "1h", config(`"`+testResource+`", "`+other+`"`))
 		alice := mint(t, iss, devissuer.Claims{"sub": "alice", "scope": "tools:use", "aud": other})
-		refused := openLegacyStream(t, f.url(), alice)
+		// bob's stream first, its listen acknowledged by the backend before alice's opens: the
+		// acknowledgement waited for below is then surely its own.
 		kept := openLegacyStream(t, f.url(), mintFor(t, iss, "bob"))
+		waitBackendAcknowledgesListen(t, alpha)
+		refused := openLegacyStream(t, f.url(), alice)
 		if err := f.reload(t, "1h", config(`"`+testResource+`"`)); err != nil {
 			t.Fatalf("reload: %v", err)
 		}
 		refused.wantEnded(t, "the stream of a token of the audience taken away outlived the reload")
 		wantStreamRefused(t, f.url(), alice, http.StatusUnauthorized)
 		// bob's stream still delivers: a change the backend announces now reaches it.
-		waitBackendAcknowledgesListen(t, alpha)
 		alpha.MCP().AddTool(&mcp.Tool{Name: "fresh", InputSchema: map[string]any{"type": "object"}},
 			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return &mcp.CallToolResult{}, nil
@@ -79,19 +81,22 @@ type legacyStream struct {
 // opens its GET stream.
 func openLegacyStream(t *testing.T, url, tok string) *legacyStream {
 	t.Helper()
+	return openLegacyStreamFrom(t, url, tok, "")
+}
+
+// openLegacyStreamFrom is openLegacyStream by a page of origin (no Origin header when empty).
+func openLegacyStreamFrom(t *testing.T, url, tok, origin string) *legacyStream {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), reloadWait)
 	t.Cleanup(cancel)
 	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
 	if tok != "" {
 		h.Set("Authorization", "Bearer "+tok)
 	}
-	_, rh, body := post(t, url, h,
-		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
-	sid := rh.Get("Mcp-Session-Id")
-	if sid == "" {
-		t.Fatalf("initialize: %s", body)
+	if origin != "" {
+		h.Set("Origin", origin)
 	}
-	res := legacyGet(t, ctx, url, tok, sid)
+	res := legacyGet(t, ctx, url, tok, legacySessionWith(t, url, h), origin)
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("GET stream: %d", res.StatusCode)
 	}
@@ -110,8 +115,32 @@ func openLegacyStream(t *testing.T, url, tok string) *legacyStream {
 	return &legacyStream{ctx: ctx, lines: lines}
 }
 
-// legacyGet sends a pre-2026 GET stream request for session sid.
-func legacyGet(t *testing.T, ctx context.Context, url, tok, sid string) *http.Response {
+// legacySession initializes a pre-2026 session (with a bearer token unless tok is empty) and
+// returns its id.
+func legacySession(t *testing.T, url, tok string) string {
+	t.Helper()
+	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+	if tok != "" {
+		h.Set("Authorization", "Bearer "+tok)
+	}
+	return legacySessionWith(t, url, h)
+}
+
+// legacySessionWith initializes a pre-2026 session with the request headers h and returns its id.
+func legacySessionWith(t *testing.T, url string, h http.Header) string {
+	t.Helper()
+	_, rh, body := post(t, url, h,
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	sid := rh.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize: %s", body)
+	}
+	return sid
+}
+
+// legacyGet sends a pre-2026 GET stream request for session sid, by a page of origin unless it
+// is empty.
+func legacyGet(t *testing.T, ctx context.Context, url, tok, sid, origin string) *http.Response {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	req.Header = http.Header{"Accept": {"text/event-stream"}, "Mcp-Protocol-Version": {"2025-11-25"}}
@@ -120,6 +149,9 @@ func legacyGet(t *testing.T, ctx context.Context, url, tok, sid string) *http.Re
 	}
 	if tok != "" {
 		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	if origin != "" {
+		req.Header.Set("Origin", origin)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -50,6 +50,9 @@ type runOptions struct {
 	bound bound
 	// reload, when set, applies a new configuration on every signal of its trigger (reload.go).
 	reload *reloadSource
+	// streamAdmitted, when set, is called with each GET stream admitted to a component set,
+	// before the set registers it (gateway.streamAdmitted; tests).
+	streamAdmitted func(*http.Request)
 }
 
 // run is serve with the configuration reloadable (docs/deploy.md, "Changing the configuration").
@@ -77,6 +80,7 @@ func run(ctx context.Context, cfg *Config, o runOptions) error {
 		return err
 	}
 	defer g.close()
+	g.streamAdmitted = o.streamAdmitted
 	if err := g.registry.Register(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "mcp_gateway_log_lines_dropped_total",
 		Help: "Log lines dropped because the log destination could not keep up.",
@@ -281,6 +285,9 @@ type gateway struct {
 	conns   connTracker
 	sets    liveSets
 	reloads reloadState
+	// streamAdmitted, when not nil, is called with each GET stream between its admission to a
+	// component set and its registration there, where a reload may replace the set (tests).
+	streamAdmitted func(*http.Request)
 }
 
 // build assembles the process and the components of cfg.

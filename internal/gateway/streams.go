@@ -9,63 +9,70 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/mcphttp"
 )
 
 // The long-lived streams a configuration serves and who may keep them across a reload
 // (docs/deploy.md, "Changing the configuration"). A pre-2026 client's GET stream runs on the
 // configuration it was opened on until that one's server.shutdownTimeout, as a call in flight
-// does. When the reload changed how callers are authenticated, that is not good enough: a stream
-// opened anonymously keeps receiving notifications after authentication was turned on, and one
-// opened with a token the new issuers' settings refuse (an audience taken away) after they
-// changed. At the reload each such stream is judged as its opening request would be now: when
-// the new configuration would refuse its credentials, or when authentication was turned off or
-// on (the identity it runs under is one the new configuration does not make), it ends at once,
-// cleanly, and its client opens it again under the new rules. A stream the new configuration
-// still accepts runs on. A subscriptions/listen ends at every reload anyway (EndListens).
+// does. When the reload changed whom that stream may be served to, that is not good enough: a
+// stream opened anonymously keeps receiving notifications after authentication was turned on,
+// one opened with a token the new issuers' settings refuse (an audience taken away) after they
+// changed, and one opened on a tool set's endpoint after the set was removed or its audience
+// changed. At the reload each stream is judged as its opening request (its path, origin and
+// credentials) would be now: when the new configuration would refuse it, or when
+// authentication was turned off or on (the identity it runs under is one the new configuration
+// does not make), it ends at once, cleanly, and its client opens it again under the new rules. A
+// stream the new configuration still accepts runs on. A subscriptions/listen ends at every
+// reload anyway (EndListens).
 
-// errAuthReplaced ends a stream whose caller the configuration that replaced its own would not
-// accept.
-var errAuthReplaced = errors.New("the configuration's authentication changed and no longer accepts this stream's caller")
+// errAuthReplaced ends a stream whose opening request the configuration that replaced its own
+// would refuse.
+var errAuthReplaced = errors.New("the configuration that replaced this stream's no longer accepts its opening request")
 
 // streamSet are the GET streams open on one component set.
 type streamSet struct {
 	mu   sync.Mutex
 	open map[*openStream]struct{}
-	// accepts is set when the set is replaced: a stream for whose Authorization header it
-	// reports false ends, also one that opens later (admitted just before the replacement).
+	// accepts is set when the set is replaced: a stream whose opening request it refuses
+	// ends, also one registered later (admitted just before the replacement).
 	accepts acceptance
 }
 
-// acceptance judges a stream by its Authorization header, within ctx.
+// acceptance judges a stream by its opening request, within ctx.
 type acceptance struct {
-	accepts func(ctx context.Context, authorization string) bool
+	accepts func(ctx context.Context, r *http.Request) bool
 	timeout time.Duration // the bound of one judgement, or of all those made at once
 }
 
-// judge reports whether a accepts authorization, given the time a's timeout allows.
-func (a acceptance) judge(authorization string) bool {
+// judge reports whether a accepts r, given the time a's timeout allows.
+func (a acceptance) judge(r *http.Request) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
 	defer cancel()
-	return a.accepts(ctx, authorization)
+	return a.accepts(ctx, r)
 }
 
-// openStream is one GET stream: its Authorization header as it came (kept by the request for
-// as long as the stream lasts anyway, and never logged) and what ends it.
+// openStream is one GET stream: its opening request (which net/http keeps for as long as the
+// stream lasts anyway, and whose header no handler changes; never logged) and what ends it.
 type openStream struct {
-	authorization string
-	end           context.CancelCauseFunc
+	r   *http.Request
+	end context.CancelCauseFunc
 }
 
-// isStream reports whether r opens a GET stream.
+// isStream reports whether r opens a GET stream: a GET for a session that accepts an event
+// stream, which is what the pre-2026 edge serves one to. Anything else is no stream: a browser's
+// GET of the gateway's pages (an approval, a sign-in's callback) accepts "*/*", and tracked, it
+// would be cancelled at the next reload, its sign-in's token request with it.
 func isStream(r *http.Request) bool {
-	return r.Method == http.MethodGet && mcphttp.AcceptsEventStream(r.Header.Values("Accept"))
+	return r.Method == http.MethodGet && len(r.Header.Values(mcpheader.SessionID)) > 0 &&
+		mcphttp.AcceptsEventStream(r.Header.Values("Accept"))
 }
 
 // track returns r with a context the set can end, and the func that forgets it once served.
 func (s *streamSet) track(r *http.Request) (*http.Request, func()) {
 	ctx, end := context.WithCancelCause(r.Context())
-	st := &openStream{authorization: r.Header.Get("Authorization"), end: end}
+	st := &openStream{r: r, end: end}
 	s.mu.Lock()
 	if s.open == nil {
 		s.open = map[*openStream]struct{}{}
@@ -73,7 +80,7 @@ func (s *streamSet) track(r *http.Request) (*http.Request, func()) {
 	s.open[st] = struct{}{}
 	accepts := s.accepts
 	s.mu.Unlock()
-	if accepts.accepts != nil && !accepts.judge(st.authorization) {
+	if accepts.accepts != nil && !accepts.judge(r) {
 		end(errAuthReplaced)
 	}
 	return r.WithContext(ctx), func() {
@@ -84,7 +91,7 @@ func (s *streamSet) track(r *http.Request) (*http.Request, func()) {
 	}
 }
 
-// judge ends the streams open now, and those opened later, whose Authorization header a
+// judge ends the streams open now, and those registered later, whose opening request a
 // refuses, and returns how many of those open now it ended. Those open now share one timeout.
 func (s *streamSet) judge(a acceptance) int {
 	s.mu.Lock()
@@ -98,7 +105,7 @@ func (s *streamSet) judge(a acceptance) int {
 	defer cancel()
 	n := 0
 	for _, st := range open {
-		if !a.accepts(ctx, st.authorization) {
+		if !a.accepts(ctx, st.r) {
 			st.end(errAuthReplaced)
 			n++
 		}
@@ -106,48 +113,50 @@ func (s *streamSet) judge(a acceptance) int {
 	return n
 }
 
-// endRefusedStreams ends prev's streams whose caller c, replacing it, would not accept
+// endRefusedStreams ends prev's streams whose opening request c, replacing it, would refuse
 // (streamAcceptance), and logs how many ended.
 func (g *gateway) endRefusedStreams(prev, c *components) {
-	a := streamAcceptance(prev, c)
-	if a.accepts == nil {
-		return
-	}
-	if n := prev.streams.judge(a); n > 0 {
-		g.log.Info("streams opened under the replaced authentication ended; their clients open them again under the new one",
+	if n := prev.streams.judge(streamAcceptance(prev, c)); n > 0 {
+		g.log.Info("streams the replaced configuration opened and the new one refuses ended; their clients open them again under the new one",
 			"streams", n)
 	}
 }
 
-// streamAcceptance is how a stream of prev is judged once c replaces it: not at all when both
-// serve without authentication; refusing every stream when authentication was turned on or
-// off; else verifying the stream's token as c does a request's now, within c's issuer fetch
-// timeout, after which a stream is refused (fail closed: its client reconnects).
+// streamAcceptance is how a stream of prev is judged once c replaces it: refusing every
+// stream when authentication was turned on or off; else as c's endpoint would serve its
+// opening request now (mcphttp.Server.AcceptsStream), with its token verified as c verifies a
+// request's, within c's issuer fetch timeout, after which a stream is refused (fail closed: its
+// client reconnects).
 func streamAcceptance(prev, c *components) acceptance {
+	srv := c.mcpServer
 	switch {
 	case prev.auth == nil && c.auth == nil:
-		return acceptance{}
+		return acceptance{accepts: func(_ context.Context, r *http.Request) bool { return srv.AcceptsStream(r, nil) },
+			timeout: time.Second}
 	case prev.auth == nil || c.auth == nil:
-		return acceptance{accepts: func(context.Context, string) bool { return false }, timeout: time.Second}
+		return acceptance{accepts: func(context.Context, *http.Request) bool { return false }, timeout: time.Second}
 	}
 	auth := c.auth
-	return acceptance{accepts: func(ctx context.Context, authorization string) bool { return acceptsToken(ctx, auth, authorization) },
-		timeout: cmp.Or(c.cfg.Auth.FetchTimeout, authz.DefaultFetchTimeout)}
+	return acceptance{accepts: func(ctx context.Context, r *http.Request) bool {
+		p, ok := principalOf(ctx, auth, r.Header.Get("Authorization"))
+		return ok && srv.AcceptsStream(r, p)
+	}, timeout: cmp.Or(c.cfg.Auth.FetchTimeout, authz.DefaultFetchTimeout)}
 }
 
-// acceptsToken reports whether auth accepts the token of an Authorization header, read as stage
-// authenticate reads it (mcphttp.DPoPToken, authz.BearerToken): a Bearer token as a request
-// presents it, a DPoP-bound one as its token (its proof of possession was checked
-// when the stream opened, for the key the token stays bound to).
-func acceptsToken(ctx context.Context, auth *authz.Service, authorization string) bool {
-	if tok, ok := mcphttp.DPoPToken(authorization); ok {
-		_, err := auth.Authenticate(ctx, tok)
-		return err == nil
+// principalOf is the caller auth verifies the token of an Authorization header as, read as
+// stage authenticate reads it (mcphttp.DPoPToken, authz.BearerToken): a Bearer token as a
+// request presents it, a DPoP-bound one as its token (its proof of possession was checked when
+// the stream opened, for the key the token stays bound to). ok is false when auth refuses it.
+func principalOf(ctx context.Context, auth *authz.Service, authorization string) (p *authz.Principal, ok bool) {
+	var err error
+	if tok, dpop := mcphttp.DPoPToken(authorization); dpop {
+		p, err = auth.Authenticate(ctx, tok)
+		return p, err == nil
 	}
 	tok, err := authz.BearerToken(authorization)
 	if err != nil {
-		return false
+		return nil, false
 	}
-	_, err = auth.AuthenticateBearer(ctx, tok)
-	return err == nil
+	p, err = auth.AuthenticateBearer(ctx, tok)
+	return p, err == nil
 }

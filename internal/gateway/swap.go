@@ -78,6 +78,9 @@ func (h mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer tc.hold(c, -1)
 	}
 	if isStream(r) {
+		if h.g.streamAdmitted != nil {
+			h.g.streamAdmitted(r)
+		}
 		var done func()
 		r, done = c.streams.track(r)
 		defer done()
