@@ -38,8 +38,16 @@ func TestParseDemoFlags(t *testing.T) {
 			}
 		})
 	}
-	if _, err := parseDemoFlags([]string{"--help"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
+	var help strings.Builder
+	if _, err := parseDemoFlags([]string{"--help"}, &help); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("--help: %v", err)
+	}
+	// --help is where a newcomer looks for what else the command does: it names the issuer
+	// sub-command and still lists every flag.
+	for _, want := range []string{"gateway-demo issuer --audience URL", "'gateway-demo issuer --help'", "-listen address", "-admin-listen address", "-no-auth"} {
+		if !strings.Contains(help.String(), want) {
+			t.Errorf("--help lacks %q:\n%s", want, help.String())
+		}
 	}
 }
 
