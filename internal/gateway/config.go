@@ -448,6 +448,23 @@ func (c *Config) legacyNote() string {
 	return note + "\n"
 }
 
+// policyNote is what check-config and serve say when authentication is on and no policy rule
+// allows anything: the gateway then denies every caller everything, a configuration that passes
+// every check and answers every tools/list with an empty list. Deny by default is right, but a
+// first configuration without rules (the issuer block alone, as when trying test tokens) looks
+// broken without it. "" when some rule allows, or authentication is off; one line otherwise.
+func (c *Config) policyNote() string {
+	if c.Auth.Disabled {
+		return ""
+	}
+	for _, r := range c.Auth.Policy.Rules {
+		if r.Effect == "" || r.Effect == authz.EffectAllow {
+			return ""
+		}
+	}
+	return "policy: no rule allows anything (auth.policy.rules): every caller is denied every tool, prompt and resource, and lists are empty; add allow rules (README, \"Policy\")"
+}
+
 // serverConfig is the MCP endpoint's configuration: the server: block with the top-level
 // toolsets: block, which mcphttp reads as one.
 func (c *Config) serverConfig() mcphttp.Config {

@@ -72,6 +72,9 @@ func run(ctx context.Context, cfg *Config, o runOptions) error {
 		useRedisLogger(log)
 	}
 	warnNoAuth(cfg, log)
+	if note := cfg.policyNote(); note != "" {
+		log.Warn(note)
+	}
 	g, certs, err := prepare(cfg, o.getenv, log)
 	if err != nil {
 		return err
