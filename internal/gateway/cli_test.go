@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -188,10 +189,16 @@ func TestEveryCommandHelp(t *testing.T) {
 		usage := "usage: gateway pins " + sub
 		asks = append(asks, ask{[]string{"pins", sub, "--help"}, usage}, ask{[]string{"help", "pins", sub}, usage})
 	}
+	// A flag's placeholder says what to give it (address, file, NAME): Go's fallbacks (string,
+	// value, int, …, taken when the usage has no `word`) tell the reader nothing.
+	generic := regexp.MustCompile(`(?m)^  -[a-z-]+ (string|value|int|uint|int64|uint64|float|duration)$`)
 	for _, a := range asks {
 		code, out, errOut := runMain(a.args, nil)
 		if code != 0 || !strings.Contains(out, a.usage) {
 			t.Errorf("gateway %v: exit %d, standard output lacks %q:\n%s%s", a.args, code, a.usage, out, errOut)
+		}
+		for _, m := range generic.FindAllString(out, -1) {
+			t.Errorf("gateway %v: a flag without a placeholder of its own: %q", a.args, m)
 		}
 	}
 }

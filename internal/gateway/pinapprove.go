@@ -51,9 +51,9 @@ func (a pinAdmin) approve(ctx context.Context, inv invocation, args []string) er
 	cf := newConfigFlags("pins approve", "Pin, in the shared store, what a trust-on-first-use backend lists now: the items named\n"+
 		"by --item, or without --item its whole lists (which replace its pins).", inv)
 	var backend string
-	cf.fs.StringVar(&backend, "backend", "", "the trust-on-first-use backend to approve (required)")
+	cf.fs.StringVar(&backend, "backend", "", "the trust-on-first-use backend to approve, by its `NAME` (required)")
 	var items []string
-	cf.fs.Func("item", "an item to pin: tool/NAME, prompt/NAME, resourceTemplate/URI, uiResource/URI or\ninstructions (repeatable)", func(v string) error {
+	cf.fs.Func("item", "an `ITEM` to pin: tool/NAME, prompt/NAME, resourceTemplate/URI, uiResource/URI or\ninstructions (repeatable)", func(v string) error {
 		items = append(items, v)
 		return nil
 	})
