@@ -210,8 +210,8 @@ func newConfigFlags(name, about string, inv invocation) *configFlags {
 	fs.StringVar(&fv.listen, "listen", "", "MCP listener `address` (default "+defaultListen+")")
 	fs.StringVar(&fv.adminListen, "admin-listen", "", "admin listener `address` (default "+defaultAdminListen+")")
 	fs.StringVar(&fv.publicURL, "public-url", "", "canonical public `URL` of the MCP endpoint")
-	fs.StringVar(&fv.logLevel, "log-level", "", "log `level`: debug, info, warn, error")
-	fs.StringVar(&fv.logFormat, "log-format", "", "log `format`: json or text")
+	fs.StringVar(&fv.logLevel, "log-level", "", "log `level`: debug, info, warn, error (default "+defaultLogLevel+")")
+	fs.StringVar(&fv.logFormat, "log-format", "", "log `format`: json or text (default "+defaultLogFormat+")")
 	fs.Func("upstream", "backend as `NAME=URL` (repeatable)", func(v string) error {
 		fv.upstreams = append(fv.upstreams, v)
 		return nil

@@ -287,3 +287,21 @@ func TestServeWarnsNothingAllowed(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpShowsDefaults: every flag of serve (and the commands sharing its flags) that sets a
+// setting with a default says that default, the one the configuration applies, so the operator
+// reading --help knows what leaving it out means.
+func TestHelpShowsDefaults(t *testing.T) {
+	c := newConfig()
+	c.applyDefaults()
+	_, out, _ := runMain([]string{"serve", "--help"}, nil)
+	for flag, def := range map[string]string{
+		"-listen": c.Server.Listen, "-admin-listen": c.Admin.Listen,
+		"-log-level": c.Log.Level, "-log-format": c.Log.Format,
+	} {
+		m := regexp.MustCompile(`(?m)^  ` + flag + ` \S+\n\s+(.*)$`).FindStringSubmatch(out)
+		if m == nil || !strings.Contains(m[1], "(default "+def+")") {
+			t.Errorf("serve --help: %s does not say its default %s:\n%s", flag, def, out)
+		}
+	}
+}

@@ -25,6 +25,8 @@ import (
 const (
 	defaultListen          = ":8080"
 	defaultAdminListen     = "127.0.0.1:9090"
+	defaultLogLevel        = "info"
+	defaultLogFormat       = "json"
 	defaultDrainDelay      = 10 * time.Second
 	defaultShutdownTimeout = 30 * time.Second
 	defaultReadHeader      = 10 * time.Second
@@ -235,8 +237,8 @@ func (c *Config) applyDefaults() {
 	setDefault(&s.Listen, defaultListen)
 	setDefault(&c.Admin.Listen, defaultAdminListen)
 	setDefault(&c.Admin.RedisReadiness, redisReadinessRequired)
-	setDefault(&c.Log.Level, "info")
-	setDefault(&c.Log.Format, "json")
+	setDefault(&c.Log.Level, defaultLogLevel)
+	setDefault(&c.Log.Format, defaultLogFormat)
 	durDefault(&s.ShutdownTimeout, defaultShutdownTimeout)
 	durDefault(&s.ReadHeaderTimeout, defaultReadHeader)
 	durDefault(&s.IdleTimeout, defaultIdleTimeout)
