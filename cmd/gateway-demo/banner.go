@@ -112,9 +112,13 @@ The gateway's approval page signs users in there: pick alice or bob, no password
   {{.Name}} ({{.Scopes}}):
   export {{upper .Name}}='{{.Token}}'
 {{end}}
+An MCP client of your own (2026-07-28 or pre-2026) connects to http://{{.MCP}}/mcp
+with the header "Authorization: Bearer <one of the tokens above>".
+
 Paste the two export lines, then the lines below, into bash (the README walks through them):
 {{else}}
-Authentication is OFF (--no-auth). Paste the lines below into bash:
+Authentication is OFF (--no-auth). An MCP client of your own (2026-07-28 or pre-2026) connects
+to http://{{.MCP}}/mcp. Paste the lines below into bash:
 {{end}}
 {{.Start}}
 {{template "walkthrough" .}}
