@@ -45,3 +45,38 @@ func TestDocPathsExist(t *testing.T) {
 		t.Errorf("only %d paths found: the extraction lost some", checked)
 	}
 }
+
+// TestReadmeNamesCIScripts: the README's repository table names every script of .ci/ (the
+// executable files), so a newcomer looking for how CI, the fuzzing or the benchmarks run finds
+// the script there.
+func TestReadmeNamesCIScripts(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(configDocsRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\| `\\.ci/` \\|.*$").FindString(string(raw))
+	if row == "" {
+		t.Fatal("the README's repository table has no .ci/ row")
+	}
+	entries, err := os.ReadDir(filepath.Join(configDocsRoot, ".ci"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scripts := 0
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !info.Mode().IsRegular() || info.Mode().Perm()&0o100 == 0 {
+			continue
+		}
+		scripts++
+		if !strings.Contains(row, "`"+e.Name()+"`") {
+			t.Errorf("the README's .ci/ row does not name .ci/%s: %s", e.Name(), row)
+		}
+	}
+	if scripts < 5 {
+		t.Errorf("only %d scripts in .ci/", scripts)
+	}
+}
