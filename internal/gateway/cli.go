@@ -349,8 +349,10 @@ func runCheckConfig(ctx context.Context, inv invocation, args []string) error {
 	}
 	fmt.Fprintf(inv.stdout, "configuration OK: %d upstream(s), MCP on %s, admin on %s\n",
 		len(cfg.Upstreams), listenURL(scheme, cfg.Server.Listen, cfg.Server.Path), listenURL("http", cfg.Admin.Listen, ""))
-	if note := cfg.policyNote(); note != "" {
-		fmt.Fprintln(inv.stdout, note)
+	for _, note := range []string{cfg.authOffNote(), cfg.policyNote()} {
+		if note != "" {
+			fmt.Fprintln(inv.stdout, note)
+		}
 	}
 	fmt.Fprint(inv.stdout, cfg.legacyNote())
 	fmt.Fprint(inv.stdout, cfg.userOAuthNote())

@@ -233,7 +233,7 @@ func TestVersionFlag(t *testing.T) {
 // TestCheckConfigSaysNothingIsAllowed: with authentication on and no rule that allows anything,
 // every caller gets empty lists and "unknown tool", a configuration every check passes. The
 // newcomer who trusts test tokens with the issuer block alone is told so by check-config, which
-// stays silent about it when some rule allows or authentication is off.
+// stays silent about it when some rule allows or authentication is off (and then says that).
 func TestCheckConfigSaysNothingIsAllowed(t *testing.T) {
 	const base = "server: {publicURL: https://mcp.example.com/mcp}\n" +
 		"auth:\n  issuers: [{issuer: https://idp.example.com}]\n"
@@ -261,6 +261,10 @@ func TestCheckConfigSaysNothingIsAllowed(t *testing.T) {
 			}
 			if got := strings.Contains(out, "policy: no rule allows anything (auth.policy.rules)"); got != tt.want {
 				t.Errorf("note printed: %v, want %v\n%s", got, tt.want, out)
+			}
+			// Without authentication the opposite holds, and is said instead.
+			if got, want := strings.Contains(out, "authentication: OFF (auth.disabled)"), tt.args != nil; got != want {
+				t.Errorf("authentication off said: %v, want %v\n%s", got, want, out)
 			}
 		})
 	}

@@ -467,6 +467,15 @@ func (c *Config) policyNote() string {
 	return "policy: no rule allows anything (auth.policy.rules): every caller is denied every tool, prompt and resource, and lists are empty; add allow rules (README, \"Policy\")"
 }
 
+// authOffNote is what check-config says of a configuration without authentication, which
+// passes its checks (on loopback, or with --force) and which serve only warns of once started.
+func (c *Config) authOffNote() string {
+	if !c.Auth.Disabled {
+		return ""
+	}
+	return "authentication: OFF (auth.disabled): every caller can list and call every backend tool; for development only"
+}
+
 // serverConfig is the MCP endpoint's configuration: the server: block with the top-level
 // toolsets: block, which mcphttp reads as one.
 func (c *Config) serverConfig() mcphttp.Config {
