@@ -132,11 +132,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // listen opens the listener what on addr, given by flag; a port in use (another demo, or the
-// default ports of something else) is answered with the flag that moves it.
+// default ports of something else) is answered with the command line that moves it: the whole
+// command, since `make demo`, how most start it, passes no flags on.
 func listen(what, flag, addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if errors.Is(err, syscall.EADDRINUSE) {
-		return nil, fmt.Errorf("%s: %w: another program (another demo?) has it; %s 127.0.0.1:0 picks a free port", what, err, flag)
+		return nil, fmt.Errorf("%s: %w: another program (another demo?) has it; go run ./cmd/gateway-demo %s 127.0.0.1:0 picks a free port", what, err, flag)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
