@@ -194,6 +194,10 @@ type configFlags struct {
 	fs  *flag.FlagSet
 	fv  flagValues
 	out io.Writer
+	// noListener marks a command that opens no listener (the pins commands): the refusal of
+	// auth.disabled on a non-loopback listener guards what a listener would serve, so it does
+	// not apply, and --no-auth alone is enough to name backends by flag.
+	noListener bool
 }
 
 // newConfigFlags returns the flag set of the command name, whose usage prints about.
@@ -256,6 +260,7 @@ func (cf *configFlags) read(getenv func(string) string) (*Config, error) {
 		cfg.src.problems = append(cfg.src.problems, err)
 		cfg.src.overridden = true
 	}
+	cfg.forceNoAuth = cfg.forceNoAuth || cf.noListener
 	cfg.src.nothingGiven = fv.config == "" && cf.fs.NFlag() == 0 && !slices.ContainsFunc(envVars,
 		func(e envVar) bool { return getenv(e.name) != "" })
 	cfg.applyDefaults()
