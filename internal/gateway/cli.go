@@ -354,7 +354,7 @@ func runCheckConfig(ctx context.Context, inv invocation, args []string) error {
 	}
 	fmt.Fprintf(inv.stdout, "configuration OK: %d upstream(s), MCP on %s, admin on %s\n",
 		len(cfg.Upstreams), listenURL(scheme, cfg.Server.Listen, cfg.Server.Path), listenURL("http", cfg.Admin.Listen, ""))
-	for _, note := range []string{cfg.authOffNote(), cfg.policyNote()} {
+	for _, note := range []string{authOffNote(cfg), policyNote(cfg)} {
 		if note != "" {
 			fmt.Fprintln(inv.stdout, note)
 		}

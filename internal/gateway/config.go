@@ -455,7 +455,7 @@ func (c *Config) legacyNote() string {
 // every check and answers every tools/list with an empty list. Deny by default is right, but a
 // first configuration without rules (the issuer block alone, as when trying test tokens) looks
 // broken without it. "" when some rule allows, or authentication is off; one line otherwise.
-func (c *Config) policyNote() string {
+func policyNote(c *Config) string {
 	if c.Auth.Disabled {
 		return ""
 	}
@@ -469,7 +469,7 @@ func (c *Config) policyNote() string {
 
 // authOffNote is what check-config says of a configuration without authentication, which
 // passes its checks (on loopback, or with --force) and which serve only warns of once started.
-func (c *Config) authOffNote() string {
+func authOffNote(c *Config) string {
 	if !c.Auth.Disabled {
 		return ""
 	}

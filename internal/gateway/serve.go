@@ -72,7 +72,7 @@ func run(ctx context.Context, cfg *Config, o runOptions) error {
 		useRedisLogger(log)
 	}
 	warnNoAuth(cfg, log)
-	if note := cfg.policyNote(); note != "" {
+	if note := policyNote(cfg); note != "" {
 		log.Warn(note)
 	}
 	g, certs, err := prepare(cfg, o.getenv, log)
