@@ -85,6 +85,18 @@ const walkthrough = `{{define "walkthrough"}}{{if .Issuer}}  # mcp METHOD [NAME]
   mcp server/discover
   mcp tools/list             # every tool of both backends: nobody is checked
   mcp tools/call toolbox__count_slowly ',"arguments":{"n":3}' ',"progressToken":"p1"'  # SSE
+
+  # A pre-2026 client (2025-03-26 to 2025-11-25: the TypeScript SDK v1, most agent hosts) uses the
+  # same endpoint: initialize, then send the Mcp-Session-Id it returns with every request.
+  MCPLOG=$(mktemp)
+  legacy() { curl -sS -i -N http://{{.MCP}}/mcp -H 'Content-Type: application/json' \
+    -H 'Accept: application/json, text/event-stream' \
+    ${SID:+-H "Mcp-Session-Id: $SID" -H 'MCP-Protocol-Version: 2025-11-25'} -d "$1" | tee "$MCPLOG"; echo; }
+  SID= legacy '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"curl","version":"1"}}}'
+  SID=$(sed -n 's/^Mcp-Session-Id: *\([^[:space:]]*\).*/\1/p' "$MCPLOG")
+  legacy '{"jsonrpc":"2.0","method":"notifications/initialized"}'  # 202
+  legacy '{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+
   curl -sS -i http://{{.Admin}}/readyz; echo
 {{- end}}{{end}}`
 
@@ -100,9 +112,13 @@ The gateway's approval page signs users in there: pick alice or bob, no password
   {{.Name}} ({{.Scopes}}):
   export {{upper .Name}}='{{.Token}}'
 {{end}}
+An MCP client of your own (2026-07-28 or pre-2026) connects to http://{{.MCP}}/mcp
+with the header "Authorization: Bearer <one of the tokens above>".
+
 Paste the two export lines, then the lines below, into bash (the README walks through them):
 {{else}}
-Authentication is OFF (--no-auth). Paste the lines below into bash:
+Authentication is OFF (--no-auth). An MCP client of your own (2026-07-28 or pre-2026) connects
+to http://{{.MCP}}/mcp. Paste the lines below into bash:
 {{end}}
 {{.Start}}
 {{template "walkthrough" .}}

@@ -140,6 +140,11 @@ func noteExists(t *testing.T, cs *mcp.ClientSession, id string) bool {
 // not open URLs).
 func TestDemoClients(t *testing.T) {
 	d := startDemo(t)
+	// The banner tells a newcomer where to point a client of their own, and how to send a token:
+	// what the clients below do.
+	if !strings.Contains(d.banner, "An MCP client of your own (2026-07-28 or pre-2026) connects to "+d.mcpURL+"\nwith the header \"Authorization: Bearer <one of the tokens above>\".") {
+		t.Errorf("the banner does not say where a client of one's own connects:\n%s", d.banner)
+	}
 	for _, version := range []string{mcphttp.ProtocolVersion, "2025-11-25"} {
 		t.Run("go-sdk "+version, func(t *testing.T) { checkGoClients(t, d, version) })
 	}

@@ -38,13 +38,22 @@ func TestParseDemoFlags(t *testing.T) {
 			}
 		})
 	}
-	if _, err := parseDemoFlags([]string{"--help"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
+	var help strings.Builder
+	if _, err := parseDemoFlags([]string{"--help"}, &help); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("--help: %v", err)
+	}
+	// --help is where a newcomer looks for what else the command does: it names the issuer
+	// sub-command and still lists every flag.
+	for _, want := range []string{"gateway-demo issuer --audience URL", "'gateway-demo issuer --help'", "-listen address", "-admin-listen address", "-no-auth"} {
+		if !strings.Contains(help.String(), want) {
+			t.Errorf("--help lacks %q:\n%s", want, help.String())
+		}
 	}
 }
 
 // TestListenInUse: a listener whose port is taken (a second make demo, or something else on
-// 8080) says which flag moves it, rather than leave the newcomer with a bind error.
+// 8080) says which flag moves it, as a whole command line (make demo passes no flags on), rather
+// than leave the newcomer with a bind error.
 func TestListenInUse(t *testing.T) {
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -52,7 +61,7 @@ func TestListenInUse(t *testing.T) {
 	}
 	defer taken.Close()
 	_, err = listen("admin listener", "--admin-listen", taken.Addr().String())
-	if err == nil || !strings.Contains(err.Error(), "admin listener: ") || !strings.Contains(err.Error(), "--admin-listen 127.0.0.1:0 picks a free port") {
+	if err == nil || !strings.Contains(err.Error(), "admin listener: ") || !strings.Contains(err.Error(), "; go run ./cmd/gateway-demo --admin-listen 127.0.0.1:0 picks a free port") {
 		t.Errorf("err = %v, want the flag that moves the listener", err)
 	}
 }

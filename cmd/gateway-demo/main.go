@@ -45,6 +45,19 @@ const (
 	defaultAdminAddr = "127.0.0.1:9090"
 )
 
+// demoUsage heads the demo's --help: what it runs, and the issuer sub-command, which a newcomer
+// trying a configuration of their own needs and would not find among the flags.
+const demoUsage = `usage: gateway-demo [flags]
+       gateway-demo issuer --audience URL [flags]
+
+The first runs the demo: two MCP servers, a development-only token issuer and the gateway in
+front of them, on loopback, and prints bearer tokens and a walkthrough to paste into bash.
+The second runs only the development issuer, to try a configuration of your own with gateway
+serve and test tokens ('gateway-demo issuer --help' lists its flags).
+
+flags:
+`
+
 // demoFlags are the demo's settings.
 type demoFlags struct {
 	listen, admin string
@@ -58,6 +71,10 @@ func parseDemoFlags(args []string, stderr io.Writer) (demoFlags, error) {
 	fs.StringVar(&f.listen, "listen", defaultMCPAddr, "MCP listener `address` (loopback only; port 0 picks a free one)")
 	fs.StringVar(&f.admin, "admin-listen", defaultAdminAddr, "admin listener `address` (loopback only; port 0 picks a free one)")
 	fs.BoolVar(&f.noAuth, "no-auth", false, "run the demo without authentication")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), demoUsage)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		return f, err
 	}
@@ -115,11 +132,12 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // listen opens the listener what on addr, given by flag; a port in use (another demo, or the
-// default ports of something else) is answered with the flag that moves it.
+// default ports of something else) is answered with the command line that moves it: the whole
+// command, since `make demo`, how most start it, passes no flags on.
 func listen(what, flag, addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if errors.Is(err, syscall.EADDRINUSE) {
-		return nil, fmt.Errorf("%s: %w: another program (another demo?) has it; %s 127.0.0.1:0 picks a free port", what, err, flag)
+		return nil, fmt.Errorf("%s: %w: another program (another demo?) has it; go run ./cmd/gateway-demo %s 127.0.0.1:0 picks a free port", what, err, flag)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)

@@ -184,16 +184,18 @@ func TestWalkthrough(t *testing.T) {
 	pasteWalkthrough(t, d, w.checks())
 }
 
-// TestWalkthroughNoAuth is TestWalkthrough for the demo without authentication.
+// TestWalkthroughNoAuth is TestWalkthrough for the demo without authentication, whose
+// walkthrough shows a pre-2026 client on the same endpoint too.
 func TestWalkthroughNoAuth(t *testing.T) {
 	d := startDemo(t, "--no-auth")
 	all := wantListed("alice")
+	empty := func(t *testing.T, out string) {
+		if out != "" {
+			t.Errorf("printed %q, want nothing", out)
+		}
+	}
 	pasteWalkthrough(t, d, []lineCheck{
-		{"mcp() {", func(t *testing.T, out string) {
-			if out != "" {
-				t.Errorf("printed %q", out)
-			}
-		}},
+		{"mcp() {", empty},
 		{"mcp server/discover", func(t *testing.T, out string) {
 			_, body := wantStatus(t, out, 200)
 			wantBody(t, body, `"supportedVersions":["2026-07-28"]`)
@@ -205,6 +207,18 @@ func TestWalkthroughNoAuth(t *testing.T) {
 		{"mcp tools/call toolbox__count_slowly", func(t *testing.T, out string) {
 			_, body := wantStatus(t, out, 200)
 			wantBody(t, body, `"method":"notifications/progress"`, "Counted to 3.")
+		}},
+		{"MCPLOG=$(mktemp)", empty},
+		{"legacy() {", empty},
+		{"SID= legacy", func(t *testing.T, out string) {
+			hdr, body := wantStatus(t, out, 200)
+			wantBody(t, hdr+"\n"+body, "Mcp-Session-Id: ", `"protocolVersion":"2025-11-25"`)
+		}},
+		{"SID=$(sed", empty},
+		{"legacy '{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}'", func(t *testing.T, out string) { wantStatus(t, out, 202) }},
+		{"legacy '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}'", func(t *testing.T, out string) {
+			_, body := wantStatus(t, out, 200)
+			checkListBody(t, body, all, "") // 2025-11-25 has no cache hints
 		}},
 		{"curl -sS -i http://{ADMIN}/readyz", func(t *testing.T, out string) {
 			_, body := wantStatus(t, out, 200)

@@ -194,6 +194,10 @@ type configFlags struct {
 	fs  *flag.FlagSet
 	fv  flagValues
 	out io.Writer
+	// noListener marks a command that opens no listener (the pins commands): the refusal of
+	// auth.disabled on a non-loopback listener guards what a listener would serve, so it does
+	// not apply, and --no-auth alone is enough to name backends by flag.
+	noListener bool
 }
 
 // newConfigFlags returns the flag set of the command name, whose usage prints about.
@@ -210,8 +214,8 @@ func newConfigFlags(name, about string, inv invocation) *configFlags {
 	fs.StringVar(&fv.listen, "listen", "", "MCP listener `address` (default "+defaultListen+")")
 	fs.StringVar(&fv.adminListen, "admin-listen", "", "admin listener `address` (default "+defaultAdminListen+")")
 	fs.StringVar(&fv.publicURL, "public-url", "", "canonical public `URL` of the MCP endpoint")
-	fs.StringVar(&fv.logLevel, "log-level", "", "log `level`: debug, info, warn, error")
-	fs.StringVar(&fv.logFormat, "log-format", "", "log `format`: json or text")
+	fs.StringVar(&fv.logLevel, "log-level", "", "log `level`: debug, info, warn, error (default "+defaultLogLevel+")")
+	fs.StringVar(&fv.logFormat, "log-format", "", "log `format`: json or text (default "+defaultLogFormat+")")
 	fs.Func("upstream", "backend as `NAME=URL` (repeatable)", func(v string) error {
 		fv.upstreams = append(fv.upstreams, v)
 		return nil
@@ -256,6 +260,7 @@ func (cf *configFlags) read(getenv func(string) string) (*Config, error) {
 		cfg.src.problems = append(cfg.src.problems, err)
 		cfg.src.overridden = true
 	}
+	cfg.forceNoAuth = cfg.forceNoAuth || cf.noListener
 	cfg.src.nothingGiven = fv.config == "" && cf.fs.NFlag() == 0 && !slices.ContainsFunc(envVars,
 		func(e envVar) bool { return getenv(e.name) != "" })
 	cfg.applyDefaults()
@@ -349,6 +354,11 @@ func runCheckConfig(ctx context.Context, inv invocation, args []string) error {
 	}
 	fmt.Fprintf(inv.stdout, "configuration OK: %d upstream(s), MCP on %s, admin on %s\n",
 		len(cfg.Upstreams), listenURL(scheme, cfg.Server.Listen, cfg.Server.Path), listenURL("http", cfg.Admin.Listen, ""))
+	for _, note := range []string{authOffNote(cfg), policyNote(cfg)} {
+		if note != "" {
+			fmt.Fprintln(inv.stdout, note)
+		}
+	}
 	fmt.Fprint(inv.stdout, cfg.legacyNote())
 	fmt.Fprint(inv.stdout, cfg.userOAuthNote())
 	if *online {

@@ -6,8 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
 // runMain runs the gateway command in-process as the binary would, returning its exit status
@@ -185,10 +189,16 @@ func TestEveryCommandHelp(t *testing.T) {
 		usage := "usage: gateway pins " + sub
 		asks = append(asks, ask{[]string{"pins", sub, "--help"}, usage}, ask{[]string{"help", "pins", sub}, usage})
 	}
+	// A flag's placeholder says what to give it (address, file, NAME): Go's fallbacks (string,
+	// value, int, …, taken when the usage has no `word`) tell the reader nothing.
+	generic := regexp.MustCompile(`(?m)^  -[a-z-]+ (string|value|int|uint|int64|uint64|float|duration)$`)
 	for _, a := range asks {
 		code, out, errOut := runMain(a.args, nil)
 		if code != 0 || !strings.Contains(out, a.usage) {
 			t.Errorf("gateway %v: exit %d, standard output lacks %q:\n%s%s", a.args, code, a.usage, out, errOut)
+		}
+		for _, m := range generic.FindAllString(out, -1) {
+			t.Errorf("gateway %v: a flag without a placeholder of its own: %q", a.args, m)
 		}
 	}
 }
@@ -216,6 +226,86 @@ func TestVersionFlag(t *testing.T) {
 		code, out, errOut := runMain(args, nil)
 		if code != 0 || !strings.HasPrefix(out, "mcp-gateway ") {
 			t.Errorf("gateway %v: exit %d\n%s%s", args, code, out, errOut)
+		}
+	}
+}
+
+// TestCheckConfigSaysNothingIsAllowed: with authentication on and no rule that allows anything,
+// every caller gets empty lists and "unknown tool", a configuration every check passes. The
+// newcomer who trusts test tokens with the issuer block alone is told so by check-config, which
+// stays silent about it when some rule allows or authentication is off (and then says that).
+func TestCheckConfigSaysNothingIsAllowed(t *testing.T) {
+	const base = "server: {publicURL: https://mcp.example.com/mcp}\n" +
+		"auth:\n  issuers: [{issuer: https://idp.example.com}]\n"
+	for _, tt := range []struct {
+		name, yaml string
+		args       []string
+		want       bool
+	}{
+		{"no rules", base, nil, true},
+		{"empty rules", base + "  policy: {rules: []}\n", nil, true},
+		{"deny rules only", base + "  policy: {rules: [{id: d, effect: deny, tools: [\"admin_*\"]}]}\n", nil, true},
+		{"an allow rule", base + "  policy: {rules: [{id: a, tools: [\"get_*\"]}]}\n", nil, false},
+		{"an explicit allow rule", base + "  policy: {rules: [{id: d, effect: deny}, {id: a, effect: allow}]}\n", nil, false},
+		{"no authentication", "{}\n", []string{"--no-auth"}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "config.yaml")
+			if err := os.WriteFile(file, []byte(tt.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			args := append([]string{"check-config", "--config", file, "--listen", "127.0.0.1:0", "--upstream", "a=http://127.0.0.1:1/mcp"}, tt.args...)
+			code, out, errOut := runMain(args, nil)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, out, errOut)
+			}
+			if got := strings.Contains(out, "policy: no rule allows anything (auth.policy.rules)"); got != tt.want {
+				t.Errorf("note printed: %v, want %v\n%s", got, tt.want, out)
+			}
+			// Without authentication the opposite holds, and is said instead.
+			if got, want := strings.Contains(out, "authentication: OFF (auth.disabled)"), tt.args != nil; got != want {
+				t.Errorf("authentication off said: %v, want %v\n%s", got, want, out)
+			}
+		})
+	}
+}
+
+// TestServeWarnsNothingAllowed: serve, which a newcomer may run without check-config first, says
+// the same at start-up when no rule allows anything, and not when one does.
+func TestServeWarnsNothingAllowed(t *testing.T) {
+	const note = "policy: no rule allows anything (auth.policy.rules)"
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	for _, rules := range [][]authz.RuleConfig{nil, {{ID: "read", Upstream: "alpha", Tools: []string{"echo"}}}} {
+		logs := &mcptest.LogBuffer{}
+		startTestGatewayTo(t, logs, func(c *Config) {
+			c.Log.Level = "warn"
+			trustIssuers(c, iss)
+			c.Auth.Policy.Rules = rules
+		}, alpha)
+		// The log is written by a queue in order: the warning about the per-process sealing key,
+		// logged later in start-up, comes after the one looked for.
+		mcptest.WaitFor(t, "the start-up warnings", func() bool { return strings.Contains(logs.String(), "no mrtr.keys configured") })
+		if got, want := strings.Contains(logs.String(), note), rules == nil; got != want {
+			t.Errorf("rules %v: warned %v, want %v; the log:\n%s", rules, got, want, logs.String())
+		}
+	}
+}
+
+// TestHelpShowsDefaults: every flag of serve (and the commands sharing its flags) that sets a
+// setting with a default says that default, the one the configuration applies, so the operator
+// reading --help knows what leaving it out means.
+func TestHelpShowsDefaults(t *testing.T) {
+	c := newConfig()
+	c.applyDefaults()
+	_, out, _ := runMain([]string{"serve", "--help"}, nil)
+	for flag, def := range map[string]string{
+		"-listen": c.Server.Listen, "-admin-listen": c.Admin.Listen,
+		"-log-level": c.Log.Level, "-log-format": c.Log.Format,
+	} {
+		m := regexp.MustCompile(`(?m)^  ` + flag + ` \S+\n\s+(.*)$`).FindStringSubmatch(out)
+		if m == nil || !strings.Contains(m[1], "(default "+def+")") {
+			t.Errorf("serve --help: %s does not say its default %s:\n%s", flag, def, out)
 		}
 	}
 }

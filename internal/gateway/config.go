@@ -25,6 +25,8 @@ import (
 const (
 	defaultListen          = ":8080"
 	defaultAdminListen     = "127.0.0.1:9090"
+	defaultLogLevel        = "info"
+	defaultLogFormat       = "json"
 	defaultDrainDelay      = 10 * time.Second
 	defaultShutdownTimeout = 30 * time.Second
 	defaultReadHeader      = 10 * time.Second
@@ -235,8 +237,8 @@ func (c *Config) applyDefaults() {
 	setDefault(&s.Listen, defaultListen)
 	setDefault(&c.Admin.Listen, defaultAdminListen)
 	setDefault(&c.Admin.RedisReadiness, redisReadinessRequired)
-	setDefault(&c.Log.Level, "info")
-	setDefault(&c.Log.Format, "json")
+	setDefault(&c.Log.Level, defaultLogLevel)
+	setDefault(&c.Log.Format, defaultLogFormat)
 	durDefault(&s.ShutdownTimeout, defaultShutdownTimeout)
 	durDefault(&s.ReadHeaderTimeout, defaultReadHeader)
 	durDefault(&s.IdleTimeout, defaultIdleTimeout)
@@ -446,6 +448,32 @@ func (c *Config) legacyNote() string {
 		note += "; without redis their answers to elicitation, sampling and roots reach only the replica that asked: run a single replica"
 	}
 	return note + "\n"
+}
+
+// policyNote is what check-config and serve say when authentication is on and no policy rule
+// allows anything: the gateway then denies every caller everything, a configuration that passes
+// every check and answers every tools/list with an empty list. Deny by default is right, but a
+// first configuration without rules (the issuer block alone, as when trying test tokens) looks
+// broken without it. "" when some rule allows, or authentication is off; one line otherwise.
+func policyNote(c *Config) string {
+	if c.Auth.Disabled {
+		return ""
+	}
+	for _, r := range c.Auth.Policy.Rules {
+		if r.Effect == "" || r.Effect == authz.EffectAllow {
+			return ""
+		}
+	}
+	return "policy: no rule allows anything (auth.policy.rules): every caller is denied every tool, prompt and resource, and lists are empty; add allow rules (README, \"Policy\")"
+}
+
+// authOffNote is what check-config says of a configuration without authentication, which
+// passes its checks (on loopback, or with --force) and which serve only warns of once started.
+func authOffNote(c *Config) string {
+	if !c.Auth.Disabled {
+		return ""
+	}
+	return "authentication: OFF (auth.disabled): every caller can list and call every backend tool; for development only"
 }
 
 // serverConfig is the MCP endpoint's configuration: the server: block with the top-level

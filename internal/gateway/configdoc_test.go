@@ -232,6 +232,15 @@ func TestStarterConfig(t *testing.T) {
 		}
 		t.Errorf("%s:%d has no comment: %s", starterConfig, i+1, l)
 	}
+	// The legacy: block's comment says which clients it serves: every revision served by default.
+	c := newConfig()
+	c.applyDefaults()
+	legacy := regexp.MustCompile(`(?m)^legacy:.*$`).FindString(string(raw))
+	for _, v := range c.Legacy.Versions {
+		if !strings.Contains(legacy, v) {
+			t.Errorf("%s: the legacy: block's comment does not name %s, which it serves: %s", starterConfig, v, legacy)
+		}
+	}
 }
 
 // TestDocumentedDefaultsHaveValues: a setting whose description says its default by a Go

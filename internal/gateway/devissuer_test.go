@@ -24,9 +24,9 @@ import (
 
 // TestServeAcceptsDevIssuerTokens: the development issuer run as `gateway-demo issuer` beside
 // `gateway serve` gives test tokens for a configuration of one's own. The configuration it
-// prints, completed with listeners, a policy and a backend, is served; the gateway becomes
-// ready (it fetched the issuer's keys), accepts the printed token, and applies its policy to a
-// token minted on request.
+// prints, its policy rule included, completed with listeners and a backend, is served; the
+// gateway becomes ready (it fetched the issuer's keys), lets the printed token list and call the
+// backend's tools, and applies the printed rule to a token minted on request without the scope.
 func TestServeAcceptsDevIssuerTokens(t *testing.T) {
 	alpha := mcptest.StartServer(t, "alpha")
 	ports := freeport.Loopback(t, 2)
@@ -47,15 +47,13 @@ func TestServeAcceptsDevIssuerTokens(t *testing.T) {
 	token := tokenLine.FindStringSubmatch(printed)[1]
 
 	// The printed configuration, as an operator pastes it, completed.
-	_, snippet, _ := strings.Cut(printed, "Trust it in the gateway's configuration (server.publicURL must be the audience above):\n")
-	snippet, _, _ = strings.Cut(snippet, "\nA token for")
+	snippet := printedConfig(t, printed)
 	var cfg map[string]map[string]any
 	if err := yaml.Unmarshal([]byte(snippet), &cfg); err != nil || cfg["auth"] == nil {
 		t.Fatalf("the printed configuration %q: %v", snippet, err)
 	}
 	cfg["server"]["listen"], cfg["server"]["drainDelay"] = mcpAddr, "0s"
 	cfg["admin"] = map[string]any{"listen": adminAddr}
-	cfg["auth"]["policy"] = map[string]any{"rules": []any{map[string]any{"id": "alpha", "upstream": "alpha", "tools": []string{"*"}, "anyScope": []string{"tools:use"}}}}
 	doc := map[string]any{"server": cfg["server"], "admin": cfg["admin"], "auth": cfg["auth"],
 		"upstreams": []any{map[string]any{"name": "alpha", "url": alpha.URL()}}}
 	file := writeYAML(t, t.TempDir(), "config.yaml", doc)
@@ -100,9 +98,27 @@ func TestServeAcceptsDevIssuerTokens(t *testing.T) {
 	}
 }
 
+// printedConfig is the configuration the development issuer prints for the gateway: the
+// indented block after "Trust it in the gateway's configuration", dedented.
+func printedConfig(t *testing.T, printed string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(printed, "Trust it in the gateway's configuration")
+	_, rest, _ = strings.Cut(rest, "\n\n")
+	block, _, _ := strings.Cut(rest, "\n\n")
+	if !ok || !strings.HasPrefix(block, "  server:") {
+		t.Fatalf("the issuer prints no configuration block:\n%s", printed)
+	}
+	var lines []string
+	for _, l := range strings.Split(block, "\n") {
+		lines = append(lines, strings.TrimPrefix(l, "  "))
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
 // TestReadmeIssuerCommand: the README's development-issuer command line runs as printed (its
-// flags exist), the address it documents is the command's default, and the fields of its mint
-// example are accepted.
+// flags exist), the address it documents is the command's default, the configuration the README
+// shows is the one it prints (at that address), and the fields of its mint example are
+// accepted.
 func TestReadmeIssuerCommand(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
@@ -119,11 +135,12 @@ func TestReadmeIssuerCommand(t *testing.T) {
 	} else {
 		args[i+1] = "127.0.0.1:0" // the documented port may be taken on a test machine
 	}
-	if !strings.Contains(readme, "- issuer: http://"+devissuer.CommandAddr) {
-		t.Errorf("the README's auth.issuers example does not name %s", devissuer.CommandAddr)
-	}
 	out := runReadmeIssuer(t, args)
 	issuer := regexp.MustCompile(`(?m)^issuer +(\S+)`).FindStringSubmatch(out.String())[1]
+	want := strings.ReplaceAll(printedConfig(t, out.String()), issuer, "http://"+devissuer.CommandAddr)
+	if !strings.Contains(readme, "The command above prints:\n\n```yaml\n"+want+"```\n") {
+		t.Errorf("the README does not show the configuration its issuer command prints:\n%s", want)
+	}
 	curl := regexp.MustCompile("curl -s http://" + regexp.QuoteMeta(devissuer.CommandAddr) + `/mint((?: -d \S+)+)`).FindStringSubmatch(readme)
 	if curl == nil {
 		t.Fatal("the README has no mint example")

@@ -50,10 +50,11 @@ func resealPins(ctx context.Context, inv invocation, args []string) error {
 func (a pinAdmin) approve(ctx context.Context, inv invocation, args []string) error {
 	cf := newConfigFlags("pins approve", "Pin, in the shared store, what a trust-on-first-use backend lists now: the items named\n"+
 		"by --item, or without --item its whole lists (which replace its pins).", inv)
+	cf.noListener = true
 	var backend string
-	cf.fs.StringVar(&backend, "backend", "", "the trust-on-first-use backend to approve (required)")
+	cf.fs.StringVar(&backend, "backend", "", "the trust-on-first-use backend to approve, by its `NAME` (required)")
 	var items []string
-	cf.fs.Func("item", "an item to pin: tool/NAME, prompt/NAME, resourceTemplate/URI, uiResource/URI or\ninstructions (repeatable)", func(v string) error {
+	cf.fs.Func("item", "an `ITEM` to pin: tool/NAME, prompt/NAME, resourceTemplate/URI, uiResource/URI or\ninstructions (repeatable)", func(v string) error {
 		items = append(items, v)
 		return nil
 	})
@@ -183,6 +184,7 @@ func approveAll(ctx context.Context, w manifestWriter, pc *pins.Config, cur *pin
 
 func (a pinAdmin) reseal(ctx context.Context, inv invocation, args []string) error {
 	cf := newConfigFlags("pins reseal", "Seal every trust-on-first-use record in the shared store again under the newest of mrtr.keys.", inv)
+	cf.noListener = true
 	if err := cf.parse(args); err != nil {
 		return err
 	}

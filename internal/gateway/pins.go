@@ -71,6 +71,7 @@ func runPinsCommand(ctx context.Context, inv invocation, args []string) error {
 func runPinsWrite(ctx context.Context, inv invocation, args []string) error {
 	cf := newConfigFlags("pins write", "Fetch every configured backend's instructions, tools, prompts and resource templates and\n"+
 		"write the lock file.", inv)
+	cf.noListener = true
 	out := cf.fs.String("out", "pins.yaml", "lock `file` to write (\"-\": standard output)")
 	if err := cf.parse(args); err != nil {
 		return err
@@ -107,6 +108,7 @@ func runPinsWrite(ctx context.Context, inv invocation, args []string) error {
 func runPinsDiff(ctx context.Context, inv invocation, args []string) error {
 	cf := newConfigFlags("pins diff", "Fetch the definitions again and print what changed since the lock file, classified;\n"+
 		"exit status 3 when anything drifted.", inv)
+	cf.noListener = true
 	path := cf.fs.String("pins", "", "lock `file` to compare with (required)")
 	if err := cf.parse(args); err != nil {
 		return err

@@ -336,3 +336,27 @@ func TestPinsExitStatus(t *testing.T) {
 		t.Errorf("missing lock file: exit %d, want 1\n%s", code, out)
 	}
 }
+
+// TestPinsByFlagsAlone: the pins commands open no listener, so a backend named by flag with
+// --no-auth is pinned as it is served by `gateway serve --upstream … --no-auth`, without the
+// refusal of --no-auth on the default listener ":8080", which guards what a listener would
+// serve; serve and check-config still refuse it there.
+func TestPinsByFlagsAlone(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	flags := []string{"--no-auth", "--upstream", "alpha=" + alpha.URL()}
+	code, out, errOut := runMain(append([]string{"pins", "write", "--out", "-"}, flags...), nil)
+	if code != 0 || !strings.Contains(out, "'alpha':") {
+		t.Fatalf("pins write by flags: exit %d\n%s%s", code, out, errOut)
+	}
+	lock := filepath.Join(t.TempDir(), "pins.yaml")
+	if err := os.WriteFile(lock, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runMain(append([]string{"pins", "diff", "--pins", lock}, flags...), nil); code != 0 {
+		t.Errorf("pins diff by flags: exit %d\n%s%s", code, out, errOut)
+	}
+	code, _, errOut = runMain(append([]string{"check-config"}, flags...), nil)
+	if code == 0 || !strings.Contains(errOut, `refused on the non-loopback listener ":8080" without --force`) {
+		t.Errorf("check-config --no-auth on :8080: exit %d\n%s", code, errOut)
+	}
+}

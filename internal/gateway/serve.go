@@ -75,6 +75,9 @@ func run(ctx context.Context, cfg *Config, o runOptions) error {
 		useRedisLogger(log)
 	}
 	warnNoAuth(cfg, log)
+	if note := policyNote(cfg); note != "" {
+		log.Warn(note)
+	}
 	g, certs, err := prepare(cfg, o.getenv, log)
 	if err != nil {
 		return err

@@ -84,7 +84,8 @@ func Command(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if err := commandText.Execute(stdout, commandView{URL: iss.URL(), MintURL: iss.MintURL(), Audience: *audience,
-		Sub: *sub, Scope: *scope, Groups: *groups, TTL: *ttl, Token: tok, Clients: slices.Sorted(maps.Keys(clients))}); err != nil {
+		Sub: *sub, Scope: *scope, Scopes: strings.Fields(*scope), Groups: *groups, TTL: *ttl, Token: tok,
+		Clients: slices.Sorted(maps.Keys(clients))}); err != nil {
 		return err
 	}
 	<-ctx.Done()
@@ -116,6 +117,7 @@ func addClaims(c Claims, scope, groups string) {
 
 type commandView struct {
 	URL, MintURL, Audience, Sub, Scope, Groups, Token string
+	Scopes                                            []string // Scope's fields
 	TTL                                               time.Duration
 	Clients                                           []string
 }
@@ -129,13 +131,17 @@ var commandText = template.Must(template.New("issuer").Parse(`
 issuer   {{.URL}}   (discovery: {{.URL}}/.well-known/openid-configuration)
 audience {{.Audience}}
 
-Trust it in the gateway's configuration (server.publicURL must be the audience above):
+Trust it in the gateway's configuration (server.publicURL must be the audience above), with a
+rule that lets its tokens in (anything no rule allows is denied; the README's "Policy" says more):
 
   server:
     publicURL: {{.Audience}}
   auth:
     issuers:
       - issuer: {{.URL}}
+    policy:
+      rules:
+        - { id: dev-issuer, issuers: [{{printf "%q" .URL}}]{{if .Scopes}}, anyScope: [{{range $i, $s := .Scopes}}{{if $i}}, {{end}}{{printf "%q" $s}}{{end}}]{{end}} }
 {{- if .Clients}}
   approval:
     clientID: {{index .Clients 0}}
@@ -150,7 +156,7 @@ A token for sub={{.Sub}}{{if .Scope}} scope="{{.Scope}}"{{end}}{{if .Groups}} gr
 
 More tokens while this runs (sub, scope, groups and ttl are all optional):
 
-  curl -s {{.MintURL}} -d sub=bob -d scope='notes:read' -d groups=sre -d ttl=1h
+  curl -s {{.MintURL}} -d sub=bob{{with .Scopes}} -d scope='{{index . 0}}'{{end}} -d groups=sre -d ttl=1h
 
 They stop verifying when this process ends (its keys are not saved). Ctrl-C to stop.
 `))
