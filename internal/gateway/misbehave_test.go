@@ -22,6 +22,13 @@ func sized(id string, n int) string {
 	return head + strings.Repeat("b", n-len(head)-len(tail)) + tail
 }
 
+// statusOut answers id with a JSON-RPC error -32001 under HTTP status.
+func statusOut(w http.ResponseWriter, status int, id string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32001,"message":"refused"}}`)
+}
+
 func jsonOut(w http.ResponseWriter, s string) {
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = io.WriteString(w, s)
@@ -50,8 +57,9 @@ func streamForever(w http.ResponseWriter, r *http.Request, event string) {
 // -32010, nothing of it relayed; one that sends only keep-alive comments, or progress, forever
 // gets 504, or a -32011 event once progress has been relayed, within its timeout (progress
 // does not extend it); an event stream framed with lone CRs, a byte-order mark and retry, id
-// and event fields is read; and a result of exactly the bound is relayed, as a body and as an
-// event alike.
+// and event fields is read; a result of exactly the bound is relayed, as a body and as an
+// event alike; and a backend's JSON-RPC error keeps the 4xx status it came with, but for 401 and
+// 407, which would tell the client its own credentials failed: those are 502, the error in-band.
 func TestMisbehavingBackends(t *testing.T) {
 	const limit = 64 << 10
 	// misbehaviours are the ways the misbehaving backend answers a tools/call, by tool name: id is
@@ -95,6 +103,18 @@ func TestMisbehavingBackends(t *testing.T) {
 		"over_bound_event": func(w http.ResponseWriter, _ *http.Request, id, _ string, limit int) {
 			sseOut(w, "data: "+sized(id, limit+1)+"\n\n")
 		},
+		// A JSON-RPC error under a status of the backend's choosing: one refusing the
+		// credentials the gateway sent it (its own, or a proxy's), and a plain 400.
+		"refuses_gateway": func(w http.ResponseWriter, _ *http.Request, id, _ string, _ int) {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://127.0.0.1:1/elsewhere"`)
+			statusOut(w, http.StatusUnauthorized, id)
+		},
+		"refuses_proxy": func(w http.ResponseWriter, _ *http.Request, id, _ string, _ int) {
+			statusOut(w, http.StatusProxyAuthRequired, id)
+		},
+		"bad_request": func(w http.ResponseWriter, _ *http.Request, id, _ string, _ int) {
+			statusOut(w, http.StatusBadRequest, id)
+		},
 		// One line of four times the bound, never ended.
 		"endless_line": func(w http.ResponseWriter, _ *http.Request, _, _ string, limit int) {
 			sseOut(w, "data: "+strings.Repeat("a", 4*limit))
@@ -137,6 +157,7 @@ func TestMisbehavingBackends(t *testing.T) {
 		"cr_bom_retry": is(200, false, 0), "comments_forever": timeout, "progress_forever": is(200, true, -32011),
 		"at_bound_json": is(200, false, 0), "at_bound_event": is(200, false, 0),
 		"over_bound_json": invalid, "over_bound_event": invalid, "endless_line": invalid,
+		"refuses_gateway": is(502, false, -32001), "refuses_proxy": is(502, false, -32001), "bad_request": is(400, false, -32001),
 	} {
 		o, err := faultCall(client, "http://"+gw.MCP+"/mcp", "bad__"+tool, "x")
 		if err != nil || !want(o) {
