@@ -60,6 +60,8 @@ func streamForever(w http.ResponseWriter, r *http.Request, event string) {
 // and event fields is read; a result of exactly the bound is relayed, as a body and as an
 // event alike; and a backend's JSON-RPC error keeps the 4xx status it came with, but for 401 and
 // 407, which would tell the client its own credentials failed: those are 502, the error in-band.
+// What the gateway does not read (a content type it does not know, a structuredContent that is
+// not an object, an error result without content) is relayed as it is.
 func TestMisbehavingBackends(t *testing.T) {
 	const limit = 64 << 10
 	// misbehaviours are the ways the misbehaving backend answers a tools/call, by tool name: id is
@@ -115,6 +117,15 @@ func TestMisbehavingBackends(t *testing.T) {
 		"bad_request": func(w http.ResponseWriter, _ *http.Request, id, _ string, _ int) {
 			statusOut(w, http.StatusBadRequest, id)
 		},
+		// What the gateway does not read, relayed as it is: a content type it does not know,
+		// a structuredContent that is not an object (any JSON in 2026-07-28), an error result
+		// without content.
+		"unknown_shapes": func(w http.ResponseWriter, _ *http.Request, id, _ string, _ int) {
+			jsonOut(w, response(id, `{"content":[{"type":"hologram","depth":3}],"structuredContent":[1,"two"]}`))
+		},
+		"bare_error": func(w http.ResponseWriter, _ *http.Request, id, _ string, _ int) {
+			jsonOut(w, response(id, `{"isError":true}`))
+		},
 		// One line of four times the bound, never ended.
 		"endless_line": func(w http.ResponseWriter, _ *http.Request, _, _ string, limit int) {
 			sseOut(w, "data: "+strings.Repeat("a", 4*limit))
@@ -166,6 +177,17 @@ func TestMisbehavingBackends(t *testing.T) {
 		if want := map[string]string{"cr_bom_retry": "ok", "at_bound_json": "b", "at_bound_event": "b"}[tool]; o.code == 0 &&
 			!strings.HasPrefix(o.text, want) {
 			t.Errorf("%s: relayed %.40q, want the backend's result", tool, o.text)
+		}
+	}
+	for tool, want := range map[string]string{
+		"unknown_shapes": `{"content":[{"type":"hologram","depth":3}],"structuredContent":[1,"two"],"resultType":"complete",`,
+		"bare_error":     `{"isError":true,"resultType":"complete",`,
+	} {
+		status, _, body := post(t, "http://"+gw.MCP+"/mcp", modernHeaders("tools/call", "bad__"+tool),
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",`+
+				`"io.modelcontextprotocol/clientCapabilities":{}},"name":"bad__`+tool+`","arguments":{}}}`)
+		if status != http.StatusOK || !strings.HasPrefix(body, `{"jsonrpc":"2.0","id":1,"result":`+want) {
+			t.Errorf("%s: %d %s: want the backend's result relayed as it is, with resultType and the gateway's _meta", tool, status, body)
 		}
 	}
 }
