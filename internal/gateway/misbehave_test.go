@@ -52,7 +52,8 @@ func streamForever(w http.ResponseWriter, r *http.Request, event string) {
 }
 
 // TestMisbehavingBackends: a backend that answers with another id than the call's (of another
-// type or spelling, or on an event before its own), with a result and an error at once, with a
+// type or spelling, or on an event before its own), with a result and an error at once, with two
+// answers in one body (the first of two events is the answer, and ends the call), with a
 // line that never ends, or with a result past its maxResponseBytes is refused with 502 and
 // -32010, nothing of it relayed; one that sends only keep-alive comments, or progress, forever
 // gets 504, or a -32011 event once progress has been relayed, within its timeout (progress
@@ -77,6 +78,13 @@ func TestMisbehavingBackends(t *testing.T) {
 		},
 		"id_other_event": func(w http.ResponseWriter, _ *http.Request, id, ok string, _ int) {
 			sseOut(w, "data: "+response(`7`, ok)+"\n\ndata: "+response(id, ok)+"\n\n")
+		},
+		// Two answers to the call: in one body (a batch), or as two events (the first ends it).
+		"two_answers_json": func(w http.ResponseWriter, _ *http.Request, id, ok string, _ int) {
+			jsonOut(w, "["+response(id, ok)+","+response(id, ok)+"]")
+		},
+		"two_answers_events": func(w http.ResponseWriter, _ *http.Request, id, ok string, _ int) {
+			sseOut(w, "data: "+response(id, `{"content":[{"type":"text","text":"first"}]}`)+"\n\ndata: "+response(id, ok)+"\n\n")
 		},
 		"result_and_error": func(w http.ResponseWriter, _ *http.Request, id, ok string, _ int) {
 			jsonOut(w, `{"jsonrpc":"2.0","id":`+id+`,"result":`+ok+`,"error":{"code":1,"message":"x"}}`)
@@ -165,6 +173,7 @@ func TestMisbehavingBackends(t *testing.T) {
 	invalid, timeout := is(502, false, -32010), is(504, false, -32011)
 	for tool, want := range map[string]func(outcome) bool{
 		"id_string": invalid, "id_fraction": invalid, "id_other_event": invalid, "result_and_error": invalid,
+		"two_answers_json": invalid, "two_answers_events": is(200, false, 0),
 		"cr_bom_retry": is(200, false, 0), "comments_forever": timeout, "progress_forever": is(200, true, -32011),
 		"at_bound_json": is(200, false, 0), "at_bound_event": is(200, false, 0),
 		"over_bound_json": invalid, "over_bound_event": invalid, "endless_line": invalid,
@@ -174,7 +183,7 @@ func TestMisbehavingBackends(t *testing.T) {
 		if err != nil || !want(o) {
 			t.Errorf("%s: %+v %v", tool, o, err)
 		}
-		if want := map[string]string{"cr_bom_retry": "ok", "at_bound_json": "b", "at_bound_event": "b"}[tool]; o.code == 0 &&
+		if want := map[string]string{"cr_bom_retry": "ok", "at_bound_json": "b", "at_bound_event": "b", "two_answers_events": "first"}[tool]; o.code == 0 &&
 			!strings.HasPrefix(o.text, want) {
 			t.Errorf("%s: relayed %.40q, want the backend's result", tool, o.text)
 		}
