@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -198,5 +199,54 @@ func TestMisbehavingBackends(t *testing.T) {
 		if status != http.StatusOK || !strings.HasPrefix(body, `{"jsonrpc":"2.0","id":1,"result":`+want) {
 			t.Errorf("%s: %d %s: want the backend's result relayed as it is, with resultType and the gateway's _meta", tool, status, body)
 		}
+	}
+}
+
+// TestBackendInstructionsBounded: a backend whose server instructions are longer than
+// upstreams.MaxInstructionsBytes has them left out of every client's server/discover, which
+// would otherwise carry (and build anew, for each client) its megabytes; another backend's
+// instructions, and both backends' capabilities, are served as before.
+func TestBackendInstructionsBounded(t *testing.T) {
+	discovering := func(instructions string) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			var q struct {
+				ID     json.RawMessage
+				Method string
+			}
+			if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&q); err != nil {
+				http.Error(w, "not JSON", http.StatusBadRequest)
+				return
+			}
+			if q.Method != "server/discover" {
+				jsonOut(w, `{"jsonrpc":"2.0","id":`+string(q.ID)+`,"error":{"code":-32601,"message":"Method not found"}}`)
+				return
+			}
+			jsonOut(w, response(string(q.ID), `{"supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"instructions":`+
+				strconv.Quote(instructions)+`,"ttlMs":60000}`))
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	wordy := discovering(strings.Repeat("w", upstreams.MaxInstructionsBytes+1))
+	terse := discovering("Use terse for short answers.")
+	gw := startTestGateway(t, func(c *Config) {
+		for name, srv := range map[string]*httptest.Server{"wordy": wordy, "terse": terse} {
+			c.Upstreams = append(c.Upstreams, UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{Name: name, URL: srv.URL + "/mcp", Timeout: 5 * time.Second}})
+		}
+	})
+	status, _, body := post(t, "http://"+gw.MCP+"/mcp", modernHeaders("server/discover", ""),
+		`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+testMeta+`}}`)
+	var res struct {
+		Result struct {
+			Instructions string
+			Capabilities struct{ Tools json.RawMessage }
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &res); err != nil || status != http.StatusOK {
+		t.Fatalf("discover: %d %.300s", status, body)
+	}
+	if res.Result.Instructions != "terse: Use terse for short answers." || res.Result.Capabilities.Tools == nil {
+		t.Errorf("discover served instructions of %d bytes (%.60q) and tools %s: want terse's alone, and the tools capability",
+			len(res.Result.Instructions), res.Result.Instructions, res.Result.Capabilities.Tools)
 	}
 }
