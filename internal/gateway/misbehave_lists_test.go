@@ -18,8 +18,8 @@ import (
 )
 
 // pagingBackend is an MCP backend whose tools/list is paged by page: it gets the cursor the
-// gateway sent ("" for the first page) and returns the page's tools and the next cursor ("" for
-// none). It counts the list requests it answers.
+// gateway sent ("" for the first page) and returns the page's tools and the JSON of its
+// nextCursor ("" for none). It counts the list requests it answers.
 func pagingBackend(t *testing.T, page func(cursor string) (tools []string, next string)) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
 	var lists atomic.Int32
@@ -42,7 +42,7 @@ func pagingBackend(t *testing.T, page func(cursor string) (tools []string, next 
 		tools, next := page(q.Params.Cursor)
 		res := `{"tools":[` + strings.Join(tools, ",") + `],"ttlMs":60000`
 		if next != "" {
-			res += `,"nextCursor":"` + next + `"`
+			res += `,"nextCursor":` + next
 		}
 		_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(q.ID)+`,"result":`+res+`}}`)
 	}))
@@ -84,7 +84,7 @@ func TestBackendListsThatDoNotEnd(t *testing.T) {
 	const pageBytes, pages, budget = 60 << 10, 40, 1 << 20 // 40 pages of 60 KiB: 2.4 MiB, over 1 MiB
 	alpha := mcptest.StartServer(t, "alpha")
 	endless, endlessLists := pagingBackend(t, func(string) ([]string, string) {
-		return []string{`{"name":"again","inputSchema":{"type":"object"}}`}, "same"
+		return []string{`{"name":"again","inputSchema":{"type":"object"}}`}, `"same"`
 	})
 	paged := func(n int) func(string) ([]string, string) {
 		return func(cursor string) ([]string, string) {
@@ -94,7 +94,7 @@ func TestBackendListsThatDoNotEnd(t *testing.T) {
 			}
 			next := ""
 			if i+1 < n {
-				next = fmt.Sprintf("p%d", i+1)
+				next = fmt.Sprintf(`"p%d"`, i+1)
 			}
 			return []string{bigTool(fmt.Sprintf("t%d", i), pageBytes)}, next
 		}
@@ -128,6 +128,43 @@ func TestBackendListsThatDoNotEnd(t *testing.T) {
 		got := allTools(t, gw)
 		if n := len(slices.DeleteFunc(got, func(n string) bool { return !strings.HasPrefix(n, "fits__") })); n != pages/8 {
 			t.Fatalf("list %d: %d of the fitting backend's %d tools", i, n, pages/8)
+		}
+	}
+}
+
+// TestBackendListCursorsAsClientsReadThem: a backend's nextCursor is read as the SDKs' clients
+// read it: null or an empty string ends the list (Go's and TypeScript's clients stop at a
+// cursor that is empty), where the gateway used to ask for the next page with an empty cursor,
+// get the first again, and leave the backend out after a hundred pages; a nextCursor that is
+// not a string (which their decoders refuse) leaves the backend out, where the gateway used to
+// take its first page for the whole list, and cache it as such.
+func TestBackendListCursorsAsClientsReadThem(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	backends := map[string]*httptest.Server{}
+	requests := map[string]*atomic.Int32{}
+	for name, next := range map[string]string{"empty": `""`, "null": `null`, "number": `2`} {
+		backends[name], requests[name] = pagingBackend(t, func(string) ([]string, string) {
+			return []string{`{"name":"t","inputSchema":{"type":"object"}}`}, next
+		})
+	}
+	gw := startTestGateway(t, func(c *Config) {
+		for _, name := range slices.Sorted(maps.Keys(backends)) {
+			c.Upstreams = append(c.Upstreams, UpstreamConfig{UpstreamConfig: upstreams.UpstreamConfig{
+				Name: name, URL: backends[name].URL + "/mcp", Timeout: 5 * time.Second}})
+		}
+	}, alpha)
+	got := allTools(t, gw)
+	for _, want := range []string{"alpha__echo", "empty__t", "null__t"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("tools listed %v: want %s", got, want)
+		}
+	}
+	if slices.Contains(got, "number__t") {
+		t.Errorf("tools listed %v: want none of the backend whose nextCursor is a number", got)
+	}
+	for _, name := range []string{"empty", "null"} {
+		if n := requests[name].Load(); n != 1 {
+			t.Errorf("%s: %d list requests, want its one page", name, n)
 		}
 	}
 }

@@ -381,7 +381,10 @@ func (c *Catalog) addPage(p *part, b *backend.Backend, spec listSpec, res []byte
 		case spec.key:
 			return c.addItems(p, b, spec, val)
 		case "nextCursor":
-			next, more = wire.StringLiteral(val)
+			var err error
+			if next, more, err = nextCursor(val); err != nil {
+				return err
+			}
 		case "ttlMs":
 			n, perr := strconv.ParseInt(string(val), 10, 64)
 			ttl, hasTTL = n, perr == nil
@@ -406,6 +409,22 @@ func (c *Catalog) addPage(p *part, b *backend.Backend, spec listSpec, res []byte
 		p.ttlMs = ttl
 	}
 	return next, more, nil
+}
+
+// nextCursor reads a page's nextCursor (val, nil when absent) as the SDKs' clients read it: a
+// string other than "" is the next page's cursor, the literal the backend wrote, kept to send
+// back; absent, null or "" ends the list (Go's and TypeScript's clients stop at an empty cursor,
+// which read as a cursor would have the gateway ask for the first page again, and again); any
+// other value is refused, as their decoders refuse it, rather than read as the end of the list.
+func nextCursor(val []byte) (next []byte, more bool, err error) {
+	switch string(val) {
+	case "", "null", `""`:
+		return nil, false, nil
+	}
+	if next, more = wire.StringLiteral(val); !more {
+		return nil, false, errors.New("nextCursor is not a string")
+	}
+	return next, true, nil
 }
 
 func (c *Catalog) addItems(p *part, b *backend.Backend, spec listSpec, arr []byte) error {
