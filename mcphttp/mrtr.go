@@ -300,7 +300,14 @@ func (c *confirmer) mrtrOut(x *request, result []byte, kind resultKind) ([]byte,
 	wrapped, err := c.codec.WrapUpstream(result, mrtr.State{Kind: mrtr.KindUpstream, Issuer: b.Issuer,
 		Subject: b.Subject, Upstream: b.Upstream, Method: b.Method, Name: b.Name, ArgsDigest: b.ArgsDigest,
 		Confirmed: x.route.confirmed, ApprovedOnPage: x.route.approvedOnPage})
-	if err != nil {
+	switch {
+	case errors.Is(err, mrtr.ErrUnsealable):
+		// The backend's own state is more than a requestState of the gateway may carry
+		// (mrtr.maxTokenBytes): the round cannot go on, and the client is told why rather
+		// than that the backend answered something invalid.
+		return nil, "", &Error{Status: http.StatusBadGateway, Outcome: outcomeBadResponse, RPC: jsonrpc.NewError(
+			jsonrpc.CodeUpstreamUnavailable, "Backend's requestState is larger than the gateway carries (mrtr.maxTokenBytes): this round cannot go on")}
+	case err != nil:
 		return nil, "", upstreams.ErrBadResponse
 	}
 	return wrapped, outcomeInputRequired, nil

@@ -53,11 +53,7 @@ func (x *request) relay(st *upstreams.Stream, asks *askChecks) (string, error) {
 			}
 			continue
 		}
-		status := http.StatusOK
-		if s := st.Status(); s >= 400 && s < 500 {
-			// A backend's JSON-RPC error keeps the status the backend chose for it.
-			status = s
-		}
+		status := backendStatus(st.Status())
 		result := st.Result()
 		if result == nil {
 			if x.rails != nil {
@@ -114,4 +110,20 @@ func (x *request) relay(st *upstreams.Stream, asks *askChecks) (string, error) {
 		}
 		return outcome, out.Result(result, status, outcome, held)
 	}
+}
+
+// backendStatus is the status a backend's response of HTTP status s is relayed with: a JSON-RPC
+// error keeps a 4xx the backend chose for it, except the two that speak of the client's own
+// credentials. A backend's 401 or 407 refuses the credentials the gateway sent it (its own, an
+// exchanged token, a proxy's), never the client's token to the gateway: relayed as they are,
+// they would send the client to authorize again with the gateway, for nothing. Those are 502,
+// the backend's error relayed in-band as it is.
+func backendStatus(s int) int {
+	switch {
+	case s == http.StatusUnauthorized, s == http.StatusProxyAuthRequired:
+		return http.StatusBadGateway
+	case s >= 400 && s < 500:
+		return s
+	}
+	return http.StatusOK
 }

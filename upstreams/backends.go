@@ -59,6 +59,7 @@ const (
 	DefaultBreakerTrackedCallers   = backend.DefaultBreakerTrackedCallers
 	DefaultUserAgent               = backend.DefaultUserAgent
 	MaxDiscoverTTL                 = backend.MaxDiscoverTTL
+	MaxInstructionsBytes           = backend.MaxInstructionsBytes
 	DefaultMaxResultBytesInFlight  = 128 << 20 // the default of Options.MaxResultBytesInFlight
 )
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -25,6 +26,7 @@ import (
 //	resume    sends a priming event with an id and retry, closes the stream, and answers on the
 //	          GET that resumes after that id (SEP-1699)
 //	elicit    sends elicitation/create and answers with the error code the gateway replied with
+//	elicit_many sends 50 elicitation/create requests, then answers without awaiting any reply
 //	expire    the first call kills its session: it and every later request on it get 404
 //	other_id  answers in JSON under another id
 //	both      answers in JSON with a result and an error
@@ -99,7 +101,10 @@ func (b *rawLegacy) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case m.Method == "" && (m.Result != nil || m.Error != nil):
 		b.record("POST response " + sid)
-		b.replies <- body
+		select {
+		case b.replies <- body:
+		default: // never block the backend: replies past the buffer are not awaited
+		}
 		w.WriteHeader(http.StatusAccepted)
 	case m.Method == "server/discover":
 		http.Error(w, "Bad Request: no session", http.StatusBadRequest) // a plain legacy 400
@@ -144,6 +149,11 @@ func (b *rawLegacy) tool(w http.ResponseWriter, r *http.Request, sid string, m *
 		reply := b.awaitReply(r.Context())
 		legacyEvent(w, `{"jsonrpc":"2.0","method":"notifications/elicitation/complete","params":{"elicitationId":"e"}}`)
 		legacyEvent(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"isError":true,"content":[{"type":"text","text":`+quoteJSON(string(reply))+`}]}}`)
+	case "elicit_many":
+		for i := range 50 {
+			legacyEvent(w, fmt.Sprintf(`{"jsonrpc":"2.0","id":"srv-%d","method":"elicitation/create","params":{"message":"again?","requestedSchema":{"type":"object"}}}`, i))
+		}
+		legacyEvent(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[]}}`)
 	case "resume":
 		b.mu.Lock()
 		b.resumeID = m.ID
@@ -312,4 +322,46 @@ func TestLegacyRawAnswerNotOurs(t *testing.T) {
 	if msgs := collect(t, s); len(msgs) != 1 || !strings.Contains(msgs[0], `"id":6,"error":{"code":-32600`) {
 		t.Fatalf("null-id error on the stream: %v", msgs)
 	}
+}
+
+// TestLegacyAsksDoNotFloodTheLog: a pre-2026 backend that sends request after request mid-call
+// (here 50 elicitations a client cannot be asked) has each refused, and the call answered, but
+// makes a few log lines of it, not one a request: a backend may send thousands in one call.
+func TestLegacyAsksDoNotFloodTheLog(t *testing.T) {
+	raw := startRawLegacy(t)
+	var logs syncBuffer
+	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "raw", URL: raw.URL()}}},
+		Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	res := callOnce(t, r, MethodToolsCall, "raw__elicit_many", KindTool, `{"_meta":`+upstreamstest.Meta+`,"name":"raw__elicit_many"}`)
+	if mcptest.Path(res, "result") == nil {
+		t.Fatalf("the call was not answered: %v", res)
+	}
+	refusals := 0
+	for _, r := range raw.requests() {
+		if strings.HasPrefix(r, "POST response ") {
+			refusals++
+		}
+	}
+	lines := strings.Count(logs.String(), "legacy upstream request refused")
+	if refusals != 50 || lines == 0 || lines > 4 {
+		t.Errorf("%d of 50 requests refused, %d log lines: want every one refused and a few lines", refusals, lines)
+	}
+}
+
+// syncBuffer is a log destination safe for the goroutines that log.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -152,7 +152,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 	}
 	r.catalog = catalog.New(r.backends, r.ns, catalog.Options{Cursors: opts.Cursors, PageSize: cfg.PageSize, Cache: cfg.Cache,
 		Log: r.log, Now: r.now, OnTools: opts.OnTools, CacheResult: opts.CacheResult, CacheEvicted: opts.CacheEvicted, Pins: opts.Pins, Apps: cfg.Apps.Enabled,
-		KeepSchemas: opts.ToolSchemas})
+		KeepSchemas: opts.ToolSchemas, Results: r.results})
 	r.listens = listenSource(r)
 	return r, nil
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/certtest"
+	"github.com/mcp-gateway/gateway/upstreams/direct"
 	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
@@ -191,5 +192,41 @@ func TestTLSRefusedHandshakeNotSent(t *testing.T) {
 	_, err = faultCall(r, context.Background())
 	if !errors.Is(err, ErrUnavailable) || !wire.NotSent(err) {
 		t.Fatalf("Call = %v (NotSent %v), want ErrUnavailable before anything was sent", err, wire.NotSent(err))
+	}
+}
+
+// TestTLSBackendHeadersBounded: an https backend's response headers are bounded as a plain-http
+// backend's are (direct.MaxResponseHeaderBytes), over HTTP/1.1 and HTTP/2, rather than by
+// net/http's default of 10 MiB: a backend, or anything before it, cannot make the gateway hold
+// ten megabytes of headers per call.
+func TestTLSBackendHeadersBounded(t *testing.T) {
+	ca := certtest.NewCA(t)
+	pair := ca.Issue(t, certtest.Leaf{})
+	cert, err := tls.X509KeyPair(pair.CertPEM, pair.KeyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile, _, _ := tlsFiles(t, ca, ca)
+	for _, h2 := range []bool{false, true} {
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			if r.Header.Get("Mcp-Method") == MethodToolsCall {
+				w.Header().Set("X-Padding", strings.Repeat("p", 2*direct.MaxResponseHeaderBytes))
+			}
+			upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","content":[]}}`)
+		}))
+		srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+		srv.EnableHTTP2 = h2
+		srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
+		srv.StartTLS()
+		t.Cleanup(srv.Close)
+		r := singleBackend(t, srv.URL+"/mcp", func(u *UpstreamConfig) { u.TLS = TLSConfig{CAFile: caFile} })
+		s, err := faultCall(r, context.Background())
+		if err == nil {
+			s.Close()
+		}
+		if !errors.Is(err, ErrBadResponse) && !errors.Is(err, ErrUnavailable) {
+			t.Errorf("HTTP/2 %v: a response with %d bytes of headers: %v, want refused", h2, 2*direct.MaxResponseHeaderBytes, err)
+		}
 	}
 }

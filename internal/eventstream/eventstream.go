@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 )
 
 // ErrTooLarge is returned for a line or an event's data longer than the Reader's bound.
@@ -47,11 +48,24 @@ type Reader struct {
 	max   int
 }
 
-// NewReader returns a reader of the stream r with a read buffer of size bytes, whose lines and
-// events' data are at most max bytes.
+// NewReader returns a reader of the stream r with a read buffer of size bytes, whose events'
+// data are at most max bytes, and lines at most LineBound(max).
 func NewReader(r io.Reader, size, max int) *Reader {
 	br := bufio.NewReaderSize(r, size)
-	return &Reader{r: br, lines: NewLines(br, max), max: max}
+	return &Reader{r: br, lines: NewLines(br, LineBound(max)), max: max}
+}
+
+// dataFieldHead is what a data line spends before its value, at most.
+const dataFieldHead = len("data: ")
+
+// LineBound is the longest line a reader of events whose data are at most max bytes takes: a
+// data line holding max bytes of value, so that a message of max bytes is read as an event as
+// it is as a JSON body, whatever the field name before it spends.
+func LineBound(max int) int {
+	if max > math.MaxInt-dataFieldHead {
+		return math.MaxInt
+	}
+	return max + dataFieldHead
 }
 
 // Reset continues on a new stream, which may start with its own byte-order mark.

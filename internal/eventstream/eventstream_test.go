@@ -91,17 +91,22 @@ func TestReaderCRDispatchesAtOnce(t *testing.T) {
 }
 
 // TestReaderBounds: a line or an event's data past the bound is ErrTooLarge, whatever the
-// line ends; at the bound it is read.
+// line ends; at the bound it is read: the data of one line may be max bytes, as a JSON body of
+// max bytes is read, whatever the field name spends (LineBound).
 func TestReaderBounds(t *testing.T) {
 	const max = 32
 	for _, end := range []string{"\n", "\r", "\r\n"} {
-		at := "data: " + strings.Repeat("x", max-len("data: ")) + end + end
-		if evs, err := Parse([]byte(at), max); err != nil || len(evs) != 1 {
+		at := "data: " + strings.Repeat("x", max) + end + end
+		if evs, err := Parse([]byte(at), max); err != nil || len(evs) != 1 || len(evs[0].Data) != max {
 			t.Errorf("a line at the bound, ended %q: %v %v", end, evs, err)
 		}
-		over := "data: " + strings.Repeat("x", max) + end + end
+		over := "data: " + strings.Repeat("x", max+1) + end + end
 		if _, err := Parse([]byte(over), max); !errors.Is(err, ErrTooLarge) {
 			t.Errorf("a line past the bound, ended %q: %v", end, err)
+		}
+		comment := ":" + strings.Repeat("x", LineBound(max)) + end + "data: y" + end + end
+		if _, err := Parse([]byte(comment), max); !errors.Is(err, ErrTooLarge) {
+			t.Errorf("a comment line past the bound, ended %q: %v", end, err)
 		}
 		lines := strings.Repeat("data: "+strings.Repeat("x", 10)+end, 4) + end
 		if _, err := Parse([]byte(lines), max); !errors.Is(err, ErrTooLarge) {

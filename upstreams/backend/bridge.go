@@ -85,9 +85,9 @@ func capsOf(init *legacy.InitResult) (Caps, error) {
 
 // discoveredFrom synthesizes a legacy backend's server/discover contribution from its
 // InitializeResult.
-func discoveredFrom(init *legacy.InitResult) *Discovered {
+func discoveredFrom(b *Backend, init *legacy.InitResult) *Discovered {
 	caps, _ := capsOf(init) // checked by the handshake (CheckInit)
-	return &Discovered{Caps: caps, Instructions: init.Instructions, TTL: MaxDiscoverTTL}
+	return &Discovered{Caps: caps, Instructions: keptInstructions(b, init.Instructions), TTL: MaxDiscoverTTL}
 }
 
 // ReadErr classifies an error met while reading a response of b, charged to results, outside a

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/loopback"
+	"github.com/mcp-gateway/gateway/upstreams/direct"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
@@ -210,6 +211,8 @@ func newCredentials(name string, cfg AuthConfig, rt http.RoundTripper, now func(
 			MaxIdleConnsPerHost: 4,
 			IdleConnTimeout:     DefaultIdleConnTimeout,
 			TLSHandshakeTimeout: DefaultConnectTimeout,
+			// A token endpoint's headers are bounded as a backend's are (configureTransport).
+			MaxResponseHeaderBytes: direct.MaxResponseHeaderBytes,
 		}
 	}
 	return &credentials{cfg: cfg, name: name, now: now,

@@ -139,5 +139,23 @@ func parseDiscover(b *Backend, result json.RawMessage) (*Discovered, error) {
 		return nil, fmt.Errorf("%w: %s: server/discover result: %v", wire.ErrBadResponse, b.name, err)
 	}
 	ttl := min(time.Duration(max(w.TTLMs, 0))*time.Millisecond, MaxDiscoverTTL)
-	return &Discovered{Caps: w.Capabilities, Instructions: w.Instructions, TTL: ttl}, nil
+	return &Discovered{Caps: w.Capabilities, Instructions: keptInstructions(b, w.Instructions), TTL: ttl}, nil
+}
+
+// MaxInstructionsBytes bounds the server instructions kept of one backend. Instructions are a
+// hint for a model, a few kilobytes at most; a backend's are held for as long as its discovery
+// is cached, and every client's server/discover (and every pre-2026 client's initialize) is
+// answered with all of them, joined and encoded anew: a backend's megabytes of instructions
+// would cost megabytes per discover, counted against no budget.
+const MaxInstructionsBytes = 64 << 10
+
+// keptInstructions is what b's instructions s become: s, or nothing when s is longer than
+// MaxInstructionsBytes (cut, they would say something else), which is logged.
+func keptInstructions(b *Backend, s string) string {
+	if len(s) <= MaxInstructionsBytes {
+		return s
+	}
+	b.env.Log.Warn("upstream instructions left out: longer than the gateway relays",
+		"upstream", b.name, "bytes", len(s), "max_bytes", MaxInstructionsBytes)
+	return ""
 }

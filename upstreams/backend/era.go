@@ -479,7 +479,7 @@ func (b *Backend) legacyDiscover(ctx context.Context, probe bool) (d *Discovered
 		return nil, true, err
 	}
 	b.health.up(b.env.Now)
-	return discoveredFrom(init), true, nil
+	return discoveredFrom(b, init), true, nil
 }
 
 // recheckLegacy sends a learnt-legacy backend the server/discover probe; an answer naming

@@ -164,6 +164,8 @@ func configureTransport(b *Backend, uc *Config, log *slog.Logger, now func() tim
 		return nil
 	}
 	b.transport.ResponseHeaderTimeout = orDuration(uc.ResponseHeaderTimeout, DefaultResponseHeaderTimeout)
+	// The headers' size as well: net/http's default is 10 MiB a response, held until the call ends.
+	b.transport.MaxResponseHeaderBytes = direct.MaxResponseHeaderBytes
 	if d := direct.New(uc.URL, direct.Config{ConnectTimeout: orDuration(uc.ConnectTimeout, DefaultConnectTimeout),
 		ResponseHeaderTimeout: b.transport.ResponseHeaderTimeout, KeepAlive: tcpKeepAlive,
 		IdleTimeout: orDuration(uc.IdleConnTimeout, DefaultIdleConnTimeout), MaxIdle: maxIdleConnsPerHost, Now: now}); d != nil {

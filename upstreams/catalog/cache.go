@@ -97,11 +97,7 @@ type cachedList struct {
 
 // retainedBytes estimates the memory p keeps alive while cached.
 func (p *part) retainedBytes() int64 {
-	n := int64(entryOverhead) + int64(cap(p.items))*itemOverhead
-	for i := range p.items {
-		it := &p.items[i]
-		n += int64(cap(it.raw) + len(it.target.Name))
-	}
+	n := int64(entryOverhead) + int64(cap(p.items)-len(p.items))*itemOverhead + p.itemBytes(0)
 	// Pin verdicts (pins.go): a map entry and the current fingerprint per listed item; the
 	// keys share the items' names.
 	n += int64(len(p.pins)) * pinVerdictBytes
@@ -109,6 +105,16 @@ func (p *part) retainedBytes() int64 {
 		n += indexItemBytes + int64(len(k)+len(v))
 	}
 	n += templatesBytes(p.templates)
+	return n
+}
+
+// itemBytes estimates the memory p.items[from:] keep alive: each item's JSON, name and header.
+func (p *part) itemBytes(from int) int64 {
+	n := int64(len(p.items)-from) * itemOverhead
+	for i := from; i < len(p.items); i++ {
+		it := &p.items[i]
+		n += int64(cap(it.raw) + len(it.target.Name))
+	}
 	return n
 }
 

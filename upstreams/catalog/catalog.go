@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
@@ -67,6 +68,10 @@ type Options struct {
 	// Apps keeps the tools whose MCP Apps visibility leaves out "model" out of every list and
 	// catalog (apps.go).
 	Apps bool
+	// Results is the replica's budget for the backend responses being relayed (the backends'
+	// Env.Results): a backend's list is charged to it, page after page, while it is read, as
+	// one response is (listBackend). Nil bounds nothing.
+	Results *bodyread.Budget
 }
 
 // Catalog serves the merged lists of a set of backends. It is safe for concurrent use.
@@ -84,6 +89,7 @@ type Catalog struct {
 	pins        *pins.Guard       // nil without pinning (pins.go)
 	pinViews    pinViews          // the pin verdicts of the newest lists (pins.go)
 	apps        bool              // Options.Apps
+	results     *bodyread.Budget  // Options.Results
 	appFailures listFailures      // lists ResolveAppName or a URI's spelling could not have, for a while (apps.go, spelling.go)
 }
 
@@ -91,7 +97,8 @@ type Catalog struct {
 // appear in merged lists.
 func New(backends []*backend.Backend, ns *names.Space, o Options) *Catalog {
 	c := &Catalog{backends: backends, byName: make(map[string]*backend.Backend, len(backends)), ns: ns, log: o.Log,
-		now: o.Now, cursors: o.Cursors, pageSize: o.PageSize, onTools: o.OnTools, pins: o.Pins, apps: o.Apps}
+		now: o.Now, cursors: o.Cursors, pageSize: o.PageSize, onTools: o.OnTools, pins: o.Pins, apps: o.Apps,
+		results: o.Results}
 	for _, b := range backends {
 		c.byName[b.Name()] = b
 	}

@@ -44,7 +44,10 @@ func (c *Catalog) RawList(ctx context.Context, b *backend.Backend, method string
 			}
 		}
 		items = append(items, these...)
-		next, more := wire.StringLiteral(page["nextCursor"])
+		next, more, err := nextCursor(page["nextCursor"])
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %s result: %v", wire.ErrBadResponse, b.Name(), method, err)
+		}
 		if !more {
 			return items, nil
 		}

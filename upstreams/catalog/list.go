@@ -303,6 +303,14 @@ func (c *Catalog) listBackend(ctx context.Context, b *backend.Backend, spec list
 	p := &part{ttlMs: -1, private: b.PerUser()}
 	c.collectPins(b, spec, p)
 	gen := c.cache.generation(partKey{upstream: b.Name(), list: spec.index})
+	// The list is held, page after page, until it is complete: it is charged to the replica's
+	// budget for the responses being relayed, as one response is while it is read, so that
+	// neither a backend's hundred pages of its largest response nor many callers' private
+	// lists at once hold more than that budget. The charge is returned once the list is
+	// complete: the cache bounds what it keeps (CacheConfig.MaxBytes), and a list too large
+	// for it is served and let go.
+	var held int64
+	defer func() { c.results.Return(held) }()
 	var cursor []byte
 	for range maxListPages {
 		body := appendListRequest(nil, spec.method, q.meta, cursor)
@@ -322,10 +330,17 @@ func (c *Catalog) listBackend(ctx context.Context, b *backend.Backend, spec list
 			}
 			return nil, fmt.Errorf("%w: %s: %s answered error %d", wire.ErrBadResponse, b.Name(), spec.method, msg.Error.Code)
 		}
+		had := len(p.items)
 		next, more, err := c.addPage(p, b, spec, msg.Result)
 		if err != nil {
 			return nil, err
 		}
+		grown := p.itemBytes(had)
+		if err := c.results.Charge(grown); err != nil {
+			return nil, fmt.Errorf("%w (limit %d bytes): %s: %s is larger than the replica holds for responses in flight: %w",
+				backend.ErrResultBudget, c.results.Max(), b.Name(), spec.method, err)
+		}
+		held += grown
 		if !more {
 			p.ttlMs = max(p.ttlMs, 0)
 			c.checkPins(ctx, b, spec, q, p, gen)
@@ -366,7 +381,10 @@ func (c *Catalog) addPage(p *part, b *backend.Backend, spec listSpec, res []byte
 		case spec.key:
 			return c.addItems(p, b, spec, val)
 		case "nextCursor":
-			next, more = wire.StringLiteral(val)
+			var err error
+			if next, more, err = nextCursor(val); err != nil {
+				return err
+			}
 		case "ttlMs":
 			n, perr := strconv.ParseInt(string(val), 10, 64)
 			ttl, hasTTL = n, perr == nil
@@ -391,6 +409,22 @@ func (c *Catalog) addPage(p *part, b *backend.Backend, spec listSpec, res []byte
 		p.ttlMs = ttl
 	}
 	return next, more, nil
+}
+
+// nextCursor reads a page's nextCursor (val, nil when absent) as the SDKs' clients read it: a
+// string other than "" is the next page's cursor, the literal the backend wrote, kept to send
+// back; absent, null or "" ends the list (Go's and TypeScript's clients stop at an empty cursor,
+// which read as a cursor would have the gateway ask for the first page again, and again); any
+// other value is refused, as their decoders refuse it, rather than read as the end of the list.
+func nextCursor(val []byte) (next []byte, more bool, err error) {
+	switch string(val) {
+	case "", "null", `""`:
+		return nil, false, nil
+	}
+	if next, more = wire.StringLiteral(val); !more {
+		return nil, false, errors.New("nextCursor is not a string")
+	}
+	return next, true, nil
 }
 
 func (c *Catalog) addItems(p *part, b *backend.Backend, spec listSpec, arr []byte) error {

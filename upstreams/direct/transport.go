@@ -47,8 +47,9 @@ type Transport struct {
 	idle []*conn // most recently returned last
 }
 
-// maxResponseHeaderBytes bounds what a backend may send before its response headers end.
-const maxResponseHeaderBytes = 1 << 20
+// MaxResponseHeaderBytes bounds what a backend may send before its response headers end; the
+// https backends' transport (net/http's) is given the same bound.
+const MaxResponseHeaderBytes = 1 << 20
 
 // maxInterimResponses bounds the 1xx responses skipped before the real one.
 const maxInterimResponses = 8
@@ -122,7 +123,7 @@ type limitedReader struct {
 	remain int64
 }
 
-var errHeadersTooLarge = fmt.Errorf("response headers exceed %d bytes", maxResponseHeaderBytes)
+var errHeadersTooLarge = fmt.Errorf("response headers exceed %d bytes", MaxResponseHeaderBytes)
 
 func (l *limitedReader) Read(p []byte) (int, error) {
 	if !l.on {
@@ -330,12 +331,12 @@ func (x *connUse) setReadDeadline(at time.Time) {
 }
 
 // readResponse reads the response headers, skipping interim (1xx) responses, within
-// maxResponseHeaderBytes.
+// MaxResponseHeaderBytes.
 func (x *connUse) readResponse(req *http.Request) (*http.Response, error) {
 	lr := &x.d.limit
 	defer func() { lr.on = false }()
 	for range maxInterimResponses + 1 {
-		lr.on, lr.remain = true, maxResponseHeaderBytes
+		lr.on, lr.remain = true, MaxResponseHeaderBytes
 		resp, err := http.ReadResponse(x.d.br, req)
 		if err != nil {
 			return nil, err

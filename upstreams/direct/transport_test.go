@@ -253,7 +253,7 @@ func TestDirectOversizedHeaders(t *testing.T) {
 	url := rawServer(t, func() []byte {
 		var b bytes.Buffer
 		b.WriteString("HTTP/1.1 200 OK\r\n")
-		for b.Len() < 2*maxResponseHeaderBytes {
+		for b.Len() < 2*MaxResponseHeaderBytes {
 			b.WriteString("X-Filler: " + strings.Repeat("a", 1000) + "\r\n")
 		}
 		return b.Bytes()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -102,7 +103,10 @@ type RoundTrip struct {
 	body     *bodyread.Buffer // the JSON response's bytes, charged until Free
 	freed    bool             // Free has given back what sse holds
 	resumes  int
-	answered bool   // the response to the request has been read
+	answered bool // the response to the request has been read
+	// logged counts the backend's requests mid-call logged as refused, unanswered or not
+	// delivered: at most maxAskLogs a round trip (logAsk).
+	logged   int
 	logs     bool   // relay notifications/message: the client's request asked for logs
 	logLevel string // the least severe level relayed
 }
@@ -354,9 +358,27 @@ func (x *RoundTrip) Answer(ctx context.Context, m *jsonrpc.Message) {
 		}
 	}
 	if err != nil {
-		x.br.log.Warn("answering a legacy upstream request failed", "upstream", x.br.be.Name(),
-			"method", m.Method, "error", err.Error())
+		x.logAsk(ctx, slog.LevelWarn, "answering a legacy upstream request failed", "method", m.Method, "error", err.Error())
 	}
+}
+
+// maxAskLogs bounds the log lines of one round trip about the backend's requests mid-call: a
+// backend may send thousands before its response (maxSkipped), each refused or answered by a
+// request of the gateway's, and must not make as many log lines of one call.
+const maxAskLogs = 4
+
+// logAsk logs what became of a backend's request mid-call, for the first maxAskLogs of the
+// round trip; the last one logged says that more are not.
+func (x *RoundTrip) logAsk(ctx context.Context, level slog.Level, msg string, args ...any) {
+	if x.logged >= maxAskLogs {
+		return
+	}
+	x.logged++
+	args = append(args, "upstream", x.br.be.Name())
+	if x.logged == maxAskLogs {
+		args = append(args, "more", "the backend's further requests in this call are not logged")
+	}
+	x.br.log.Log(ctx, level, msg, args...)
 }
 
 // relay answers a backend's elicitation, sampling or roots request with what the call's client
@@ -364,8 +386,7 @@ func (x *RoundTrip) Answer(ctx context.Context, m *jsonrpc.Message) {
 func (x *RoundTrip) relay(ctx context.Context, m *jsonrpc.Message) []byte {
 	ask := ClientRequestsOf(ctx)
 	if ask == nil {
-		x.br.log.Warn("legacy upstream request refused: the client cannot be asked mid-call",
-			"upstream", x.br.be.Name(), "method", m.Method)
+		x.logAsk(ctx, slog.LevelWarn, "legacy upstream request refused: the client cannot be asked mid-call", "method", m.Method)
 		return jsonrpc.AppendError(nil, m.ID, jsonrpc.NewError(jsonrpc.CodeMethodNotFound,
 			m.Method+" is not supported through the gateway for this client"))
 	}
@@ -377,8 +398,7 @@ func (x *RoundTrip) relay(ctx context.Context, m *jsonrpc.Message) []byte {
 	if !errors.As(err, &rpcErr) {
 		rpcErr = jsonrpc.NewError(jsonrpc.CodeInternalError, "the client could not be asked")
 	}
-	x.br.log.Info("legacy upstream request not answered by the client", "upstream", x.br.be.Name(),
-		"method", m.Method, "code", rpcErr.Code)
+	x.logAsk(ctx, slog.LevelInfo, "legacy upstream request not answered by the client", "method", m.Method, "code", rpcErr.Code)
 	return jsonrpc.AppendError(nil, m.ID, rpcErr)
 }
 

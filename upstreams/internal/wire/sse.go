@@ -87,7 +87,7 @@ func NewSSEReaderSize(r io.Reader, max, size int) *SSEReader {
 	} else {
 		s.r = bufio.NewReaderSize(&s.src, size)
 	}
-	s.lines = eventstream.NewLines(s.r, max)
+	s.lines = eventstream.NewLines(s.r, eventstream.LineBound(max))
 	return s
 }
 
@@ -131,7 +131,7 @@ func (s *SSEReader) Next() ([]byte, error) {
 	}
 }
 
-// readLine returns one line without its terminator, bounded by max (eventstream.Lines), its
+// readLine returns one line without its terminator, bounded by eventstream.LineBound(max), its
 // buffer charged as it grows.
 func (s *SSEReader) readLine() ([]byte, error) {
 	line, err := s.lines.Next(s.charge)

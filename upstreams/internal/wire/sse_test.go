@@ -23,6 +23,12 @@ func TestSSEReader(t *testing.T) {
 		{"comments and CRLF", ": keep-alive\r\n\r\ndata: a\r\ndata:b\r\n\r\nid: 4\nretry: 10\n\n", 100, []string{"a\nb"}, io.EOF},
 		{"partial event dropped", "data: x\n\ndata: y", 100, []string{"x"}, io.EOF},
 		{"event too large", "data: 0123456789\n\n", 5, nil, ErrEventTooLarge},
+		// The bound is on an event's data, as on a JSON body: data of exactly max bytes is
+		// read, whatever its line spends on the field name; one byte more is not.
+		{"data of exactly max", "data: 0123456789\n\n", 10, []string{"0123456789"}, io.EOF},
+		{"data of exactly max, no space", "data:0123456789\r\r", 10, []string{"0123456789"}, io.EOF},
+		{"data one over max", "data: 0123456789\n\n", 9, nil, ErrEventTooLarge},
+		{"data of max over lines", "data: 01234\ndata: 5678\n\n", 10, []string{"01234\n5678"}, io.EOF},
 		{"too large across lines", "data: 0123\ndata: 4567\n\n", 6, nil, ErrEventTooLarge},
 		{"long line beyond buffer", "data: " + strings.Repeat("x", 40000) + "\n\n", 50000, []string{strings.Repeat("x", 40000)}, io.EOF},
 		{"long line over max", "data: " + strings.Repeat("x", 40000) + "\n\n", 1000, nil, ErrEventTooLarge},
