@@ -57,3 +57,20 @@ func documentedSeconds(t *testing.T, doc, pattern string) []time.Duration {
 	}
 	return out
 }
+
+// TestInstructionsBoundAsDocumented: the README states the size past which a backend's
+// instructions are left out; the statement is the code's MaxInstructionsBytes
+// (TestBackendInstructionsBounded, in internal/gateway, drives the behaviour).
+func TestInstructionsBoundAsDocumented(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`A backend's instructions longer\s+than ([0-9]+) KiB are left out`).FindStringSubmatch(string(raw))
+	if m == nil {
+		t.Fatal("README.md no longer states the bound of a backend's instructions: reword this check with it")
+	}
+	if n, _ := strconv.Atoi(m[1]); n<<10 != MaxInstructionsBytes {
+		t.Errorf("README.md says %s KiB; the code leaves out instructions past %d bytes", m[1], MaxInstructionsBytes)
+	}
+}
