@@ -181,3 +181,27 @@ func TestRedactURLsRandomTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactURLsHookWordEncoded: the hook rule reads a segment as a server does, decoded: a hook's
+// name written percent-encoded ("%68ook", "web%68ooks") hides what follows it as the plain word
+// does, and a segment that holds the name and, past an encoded slash ("hooks%2F…"), the address
+// and token a server routes as segments of their own is hidden whole. The short tokens here pass
+// credentialLike, so only the hook rule hides them.
+func TestRedactURLsHookWordEncoded(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://gw.example/%68ook/shortpart":             "https://gw.example/%68ook/REDACTED",
+		"https://gw.example/%48OOK/shortpart":             "https://gw.example/%48OOK/REDACTED",
+		"https://discord.example/api/web%68ooks/1234/abc": "https://discord.example/api/web%68ooks/REDACTED/REDACTED",
+		"https://gw.example/hook%2Fshortpart":             "https://gw.example/REDACTED",
+		"https://gw.example/hook%2fshortpart/x":           "https://gw.example/REDACTED/REDACTED",
+		"https://gw.example/api%2Fhooks%2F1234%2Fabc":     "https://gw.example/REDACTED",
+		"https://gw.example/api%2Fhooks/1234":             "https://gw.example/api%2Fhooks/REDACTED",
+		// A segment that decodes to no hook's name stays, and so does one that does not decode.
+		"https://gw.example/v1%2Fmcp/x": "https://gw.example/v1%2Fmcp/x",
+		"https://gw.example/%zzhook/x":  "https://gw.example/%zzhook/REDACTED",
+	} {
+		if got := RedactURLs(in); got != want {
+			t.Errorf("RedactURLs(%q)\n = %q\nwant %q", in, got, want)
+		}
+	}
+}
