@@ -3,7 +3,6 @@ package pre2026
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -170,9 +169,11 @@ type sessionState struct {
 	// received counts the other replicas' notices applied (tests wait on it for the
 	// subscription to be in place).
 	received atomic.Int64
-	// refused is the digest of the last stored record this replica could not open, so that a
-	// record that stays unopenable is logged once rather than on every read of it.
-	refused atomic.Pointer[[sha256.Size]byte]
+	// refusedMu guards when this replica last warned of a stored record that does not open
+	// and how many such records it read since without a warning (unopened).
+	refusedMu     sync.Mutex
+	refusedLogged time.Time
+	refusedSince  int
 
 	levels *levelCache // levelcache.go
 
