@@ -532,7 +532,7 @@ func (st *sessionState) subsChanged(key string) {
 
 // publish tells the other replicas, best effort: one that misses a level notice serves the old
 // level until its cache entry expires (levelCacheTTL); one that misses a subscription notice
-// keeps its GET stream's old set until the stream is opened again.
+// keeps its GET stream's old set until the stream's next recheck (recheckInterval) reads the new one.
 func (st *sessionState) publish(n stateNotice) {
 	if st.notices == nil {
 		return
