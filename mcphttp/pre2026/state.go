@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	mrand "math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -488,10 +489,11 @@ func (st *sessionState) paced(started time.Time, restart context.CancelFunc) con
 	}
 }
 
-// recheck reads the session's subscriptions again every recheckEvery until stop is called,
-// and calls restart, once, when they are no longer uris and as, which its GET stream's listen
-// runs with: a change whose notice this replica missed reaches the stream all the same. A
-// store that cannot be read changes nothing; the next recheck reads again.
+// recheck reads the session's subscriptions again every recheckEvery (the first time sooner, at
+// random) until stop is called, and calls restart, once, when they are no longer uris and as,
+// which its GET stream's listen runs with: a change whose notice this replica missed reaches
+// the stream all the same. A store that cannot be read changes nothing; the next recheck reads
+// again.
 func (st *sessionState) recheck(ctx context.Context, sess *legacysession.Session, caller string,
 	uris []string, as map[string]string, restart func()) (stop func()) {
 	var mu sync.Mutex
@@ -510,8 +512,16 @@ func (st *sessionState) recheck(ctx context.Context, sess *legacysession.Session
 			pending = st.after(st.recheckEvery, tick)
 		}
 	}
+	// The first read comes after a share of the interval drawn at random, between half and
+	// all of it: the streams a replica's restart or a reload's end made clients open again
+	// together would otherwise read their records in the same instant every interval, all of
+	// them, and crowd the store's connections for the requests made meanwhile.
+	first := st.recheckEvery
+	if half := st.recheckEvery / 2; half > 0 {
+		first = st.recheckEvery - mrand.N(half)
+	}
 	mu.Lock()
-	pending = st.after(st.recheckEvery, tick)
+	pending = st.after(first, tick)
 	mu.Unlock()
 	return func() {
 		mu.Lock()

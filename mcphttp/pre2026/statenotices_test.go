@@ -292,3 +292,38 @@ func TestSessionStateChangesPaced(t *testing.T) {
 		t.Errorf("a change once the pace allows: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestRecheckSpread: the GET streams a replica holds read their records at times spread over
+// the interval, not in step: streams opened together (clients reconnecting after a replica's
+// restart, or at the end of the configuration a reload replaced) schedule their first recheck
+// each after its own share of recheckEvery, between half and all of it, so that their reads,
+// one per stream per interval, do not reach the store in one burst. Before, every first
+// recheck waited exactly recheckEvery, and streams opened in the same second read in the same
+// second every interval after. Read on the timers the rechecks ask for; nothing waits.
+func TestRecheckSpread(t *testing.T) {
+	clock := mcptest.NewClock(time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC))
+	st, err := newSessionState(nil, testKeyRing(t), nil, slog.New(slog.DiscardHandler), clock.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var delays []time.Duration
+	st.after = func(d time.Duration, _ func()) func() bool {
+		delays = append(delays, d)
+		return func() bool { return true }
+	}
+	sess := &legacysession.Session{Version: "2025-11-25", Expires: clock.Now().Add(time.Hour)}
+	const streams = 64
+	for range streams {
+		defer st.recheck(t.Context(), sess, "https://idp#alice", nil, nil, func() {})()
+	}
+	distinct := map[time.Duration]bool{}
+	for _, d := range delays {
+		if d < st.recheckEvery/2 || d > st.recheckEvery {
+			t.Errorf("a first recheck after %v, want between %v and %v", d, st.recheckEvery/2, st.recheckEvery)
+		}
+		distinct[d] = true
+	}
+	if len(delays) != streams || len(distinct) < streams/2 {
+		t.Errorf("%d streams scheduled %d first rechecks at %d distinct delays: in step", streams, len(delays), len(distinct))
+	}
+}
