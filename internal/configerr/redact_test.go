@@ -205,3 +205,22 @@ func TestRedactURLsHookWordEncoded(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactURLsJSONEscaped: a URL in a JSON text whose encoder escapes '/' (PHP's json_encode
+// and some Java encoders do: "https:\/\/h\/p"), as an error quoting a server's JSON body
+// carries it, is hidden as the same URL written plainly is, and keeps its escaping; a plain one
+// beside it too.
+func TestRedactURLsJSONEscaped(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"error":"no route for https:\/\/gw.example\/hook\/shortpart?key=K1"}`: `{"error":"no route for https:\/\/gw.example\/hook\/REDACTED?key=REDACTED"}`,
+		`{"u":"https:\/\/u:K1@h:8443\/v1\/mcp#K2"}`:                             `{"u":"https:\/\/REDACTED@h:8443\/v1\/mcp"}`,
+		`{"u":"https:\/\/h\/s\/Zk3pQ9vX2mLr8TyW1nB4cD7e\/mcp"}`:                 `{"u":"https:\/\/h\/s\/REDACTED\/mcp"}`,
+		`{"u":"https:\/\/h\/v1\/mcp"}`:                                          `{"u":"https:\/\/h\/v1\/mcp"}`,
+		`"https://h/p?k=K1" then {"u":"https:\/\/h\/p?k=K2"}`:                   `"https://h/p?k=REDACTED" then {"u":"https:\/\/h\/p?k=REDACTED"}`,
+		`{"u":"https:\/\/h\/p?k=K1"} then "https://h/p?k=K2"`:                   `{"u":"https:\/\/h\/p?k=REDACTED"} then "https://h/p?k=REDACTED"`,
+	} {
+		if got := RedactURLs(in); got != want {
+			t.Errorf("RedactURLs(%q)\n = %q\nwant %q", in, got, want)
+		}
+	}
+}
