@@ -223,9 +223,19 @@ func (st *sessionState) start(ctx context.Context) {
 // stateKey is the key of caller's record ("" is an anonymous caller's, without authentication).
 func stateKey(caller string) string { return stateKeyPrefix + caller }
 
-// load reads caller's record, within storeTimeout; an absent one is empty. A record the release
-// before sealing wrote in clear is sealed again in place once read.
+// load reads caller's record, within storeTimeout; an absent one is empty, and so is one that
+// does not open (loadWithin). A record the release before sealing wrote in clear is sealed again
+// in place once read.
 func (st *sessionState) load(ctx context.Context, caller string) (*callerState, error) {
+	cs, err := st.read(ctx, caller)
+	if errors.Is(err, errUnopened) {
+		return cs, nil
+	}
+	return cs, err
+}
+
+// read is load, with errUnopened (and an empty record) for a record that does not open.
+func (st *sessionState) read(ctx context.Context, caller string) (*callerState, error) {
 	ctx, cancel := context.WithTimeout(ctx, st.storeTimeout)
 	defer cancel()
 	cs, clear, err := st.loadWithin(ctx, caller)
@@ -235,11 +245,16 @@ func (st *sessionState) load(ctx context.Context, caller string) (*callerState, 
 	return cs, err
 }
 
+// errUnopened is a stored record that does not open: what it holds is not known here.
+var errUnopened = errors.New("pre2026: the caller's stored session record does not open")
+
 // loadWithin is load within ctx's own deadline, without sealing again: clear is the stored
 // value when it is a record in clear. A record that does not open (sealed under a key this
-// replica no longer or not yet holds, altered, not a record) is no state at all: a session's
-// level and subscriptions are an aid the client sets again, never a reason to fail its calls,
-// and the next change of the caller's state writes a record that opens.
+// replica no longer or not yet holds, altered, not a record) is errUnopened with an empty
+// record, which load and update take as no state at all: a session's level and subscriptions
+// are an aid the client sets again, never a reason to fail its calls, and the next change of
+// the caller's state writes a record that opens. A GET stream's recheck takes it as a store it
+// cannot read: it keeps the set it has rather than drop it for one it does not know.
 func (st *sessionState) loadWithin(ctx context.Context, caller string) (cs *callerState, clear []byte, err error) {
 	v, found, err := st.kv.Get(ctx, stateKey(caller))
 	if err != nil || !found {
@@ -248,7 +263,7 @@ func (st *sessionState) loadWithin(ctx context.Context, caller string) (cs *call
 	cs, isClear, err := st.decode(v)
 	if err != nil {
 		st.unopened(ctx, v, err)
-		return &callerState{}, nil, nil
+		return &callerState{}, nil, errUnopened
 	}
 	if isClear {
 		clear = v
@@ -284,7 +299,7 @@ func (st *sessionState) update(ctx context.Context, sess *legacysession.Session,
 	ctx, cancel := context.WithTimeout(ctx, st.storeTimeout)
 	defer cancel()
 	cs, clear, err := st.loadWithin(ctx, caller)
-	if err != nil {
+	if err != nil && !errors.Is(err, errUnopened) {
 		return err
 	}
 	e := sessionEntry{Key: sess.Key(), Expires: sess.Expires.Unix()}
@@ -400,7 +415,16 @@ func (st *sessionState) cacheLevel(key, caller, level string, add bool) {
 // subscriptions is the session's subscribed URIs (namespaced, in normal form) and, by normal
 // form, how the client wrote those it wrote otherwise (sessionEntry.As).
 func (st *sessionState) subscriptions(ctx context.Context, sess *legacysession.Session, caller string) ([]string, map[string]string, error) {
-	cs, err := st.load(ctx, caller)
+	uris, as, err := st.readSubscriptions(ctx, sess, caller)
+	if errors.Is(err, errUnopened) {
+		return nil, nil, nil
+	}
+	return uris, as, err
+}
+
+// readSubscriptions is subscriptions, with errUnopened for a record that does not open.
+func (st *sessionState) readSubscriptions(ctx context.Context, sess *legacysession.Session, caller string) ([]string, map[string]string, error) {
+	cs, err := st.read(ctx, caller)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -492,8 +516,8 @@ func (st *sessionState) paced(started time.Time, restart context.CancelFunc) con
 // recheck reads the session's subscriptions again every recheckEvery (the first time sooner, at
 // random) until stop is called, and calls restart, once, when they are no longer uris and as,
 // which its GET stream's listen runs with: a change whose notice this replica missed reaches
-// the stream all the same. A store that cannot be read changes nothing; the next recheck reads
-// again.
+// the stream all the same. A store that cannot be read, or a record that does not open here,
+// changes nothing; the next recheck reads again.
 func (st *sessionState) recheck(ctx context.Context, sess *legacysession.Session, caller string,
 	uris []string, as map[string]string, restart func()) (stop func()) {
 	var mu sync.Mutex
@@ -501,7 +525,7 @@ func (st *sessionState) recheck(ctx context.Context, sess *legacysession.Session
 	var pending func() bool
 	var tick func()
 	tick = func() {
-		nowURIs, nowAs, err := st.subscriptions(ctx, sess, caller)
+		nowURIs, nowAs, err := st.readSubscriptions(ctx, sess, caller)
 		if err == nil && (!slices.Equal(nowURIs, uris) || !maps.Equal(nowAs, as)) {
 			restart()
 			return
