@@ -154,7 +154,11 @@ func Redact(err error) error {
 		return err
 	}
 	if ue := (*url.Error)(nil); errors.As(err, &ue) {
-		ue.URL = URL(ue.URL)
+		// Written only when it changes: an error quoted once may be shared by then (a failed
+		// fetch every waiter gets), and a reader of it must not race a write of the same text.
+		if u := URL(ue.URL); u != ue.URL {
+			ue.URL = u
+		}
 	}
 	return redactedError{err}
 }

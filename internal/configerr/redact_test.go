@@ -224,3 +224,29 @@ func TestRedactURLsJSONEscaped(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactSharedError: an error Redact has quoted once may be handed to many goroutines (a
+// key set's failed fetch, which every token verified meanwhile gets; an issuer's last
+// discovery error), and one of them may Redact it again (a reload's error wraps it) while
+// another logs it. Redacting it again writes nothing, so the two do not race (run with -race:
+// before, every Redact wrote the *url.Error's URL again).
+func TestRedactSharedError(t *testing.T) {
+	shared := Redact(&url.Error{Op: "Get", URL: "https://u:K1@h/hook/K2?key=K3", Err: errors.New("refused")})
+	var ue *url.Error
+	if !errors.As(shared, &ue) || ue.URL != "https://REDACTED@h/hook/REDACTED?key=REDACTED" {
+		t.Fatalf("the client's error after Redact: %#v", ue)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 200 {
+			_ = Redact(fmt.Errorf("reload: %w", shared))
+		}
+	}()
+	for range 200 {
+		if strings.Contains(shared.Error(), "K1") {
+			t.Fatal("the shared error shows its URL's credentials")
+		}
+	}
+	<-done
+}
