@@ -13,8 +13,9 @@ import (
 // hides every segment that may be one and keeps the words an operator recognises a URL by
 // (/v1/mcp, /.well-known/openid-configuration, /models/text-embedding-3-small):
 //
-//   - every segment after one that names a hook (a segment whose name holds "hook", any case:
-//     hook, hooks, webhooks, webhookb2), and every segment but the first of a URL whose host
+//   - every segment after one that names a hook (a segment whose name, decoded, holds "hook",
+//     any case: hook, hooks, webhooks, webhookb2, %68ook), the whole of one that names a hook
+//     before an encoded slash (hooks%2F<token>), and every segment but the first of a URL whose host
 //     names one (hooks.slack.com, hooks.zapier.com, x.webhook.office.com): a webhook URL's path
 //     past its name is its address and its token;
 //   - a segment that looks generated rather than written (credentialLike): a run of 16 letters
@@ -37,17 +38,33 @@ func writePath(out *strings.Builder, hostPath string) {
 	}
 	for i, seg := range strings.Split(path, "/") {
 		out.WriteByte('/')
+		// The hook rule reads the segment as the server it is sent to does: decoded, so that
+		// "%68ook" names a hook, and "hooks%2F<token>" holds what follows the name.
+		word := seg
+		if d, err := url.PathUnescape(seg); err == nil {
+			word = d
+		}
 		switch {
 		case seg == "":
 		case hideAfter >= 0 && i > hideAfter, credentialLike(seg):
 			out.WriteString(Redacted)
+		case hideAfter < 0 && hookWithin(word):
+			out.WriteString(Redacted)
+			hideAfter = i
 		default:
 			out.WriteString(seg)
-			if hideAfter < 0 && namesHook(seg) { // a word, not a token that happens to spell it
+			if hideAfter < 0 && namesHook(word) { // a word, not a token that happens to spell it
 				hideAfter = i
 			}
 		}
 	}
+}
+
+// hookWithin reports whether word, a decoded segment, names a hook before an encoded slash: what
+// follows the name, which a server routes as segments of their own, is in the segment itself.
+func hookWithin(word string) bool {
+	slash := strings.LastIndexByte(word, '/')
+	return slash >= 0 && namesHook(word[:slash])
 }
 
 // namesHook reports whether s, a host or a path segment, holds "hook" in any case.

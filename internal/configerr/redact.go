@@ -20,30 +20,48 @@ const Redacted = "REDACTED"
 // Every message, log line, report and status the gateway shows a URL in goes through it.
 func URL(raw string) string { return RedactURLs(raw) }
 
-// RedactURLs is s, a message, with every URL in it ("scheme://" onwards, to the end of the
-// quoted value or to white space) written as URL writes it. It works on the text, not on a
-// parsed URL, so that a URL that fails to parse, which is when an error quotes it, is hidden
-// too, and so that an error from another package repeating the URL (a *url.Error, an HTTP
-// client's error) is hidden however it is wrapped.
+// RedactURLs is s, a message, with every URL in it ("scheme://", or "scheme:\/\/" as some
+// JSON encoders write it, onwards, to the end of the quoted value or to white space) written as
+// URL writes it. It works on the text, not on a parsed URL, so that a URL that fails to parse,
+// which is when an error quotes it, is hidden too, and so that an error from another package
+// repeating the URL (a *url.Error, an HTTP client's error) is hidden however it is wrapped.
 func RedactURLs(s string) string {
-	if !strings.Contains(s, "://") {
+	if !strings.Contains(s, "://") && !strings.Contains(s, escapedSlashes) {
 		return s
 	}
 	var b strings.Builder
 	for {
-		i := strings.Index(s, "://")
+		i, sep := nextURL(s)
 		if i < 0 {
 			break
 		}
-		start := i + len("://")
+		start := i + len(sep)
 		b.WriteString(s[:start])
 		s = s[start:]
 		end := valueEnd(s, 0)
-		b.WriteString(redactOne(s[:end]))
+		if sep == escapedSlashes {
+			// Hidden as the URL written plainly is, and written back escaped.
+			b.WriteString(strings.ReplaceAll(redactOne(strings.ReplaceAll(s[:end], `\/`, "/")), "/", `\/`))
+		} else {
+			b.WriteString(redactOne(s[:end]))
+		}
 		s = s[end:]
 	}
 	b.WriteString(s)
 	return b.String()
+}
+
+// escapedSlashes is "://" in a JSON text whose encoder escapes '/' (PHP's json_encode, some Java
+// encoders: "https:\/\/h\/p"), as an error that quotes a server's JSON body carries a URL.
+const escapedSlashes = `:\/\/`
+
+// nextURL is where the first URL of s has its "://", or its escapedSlashes, and which of the two.
+func nextURL(s string) (int, string) {
+	i, j := strings.Index(s, "://"), strings.Index(s, escapedSlashes)
+	if j >= 0 && (i < 0 || j < i) {
+		return j, escapedSlashes
+	}
+	return i, "://"
 }
 
 // redactOne writes v, a URL after its "scheme://" up to where its quoted value ends, as URL
@@ -136,7 +154,11 @@ func Redact(err error) error {
 		return err
 	}
 	if ue := (*url.Error)(nil); errors.As(err, &ue) {
-		ue.URL = URL(ue.URL)
+		// Written only when it changes: an error quoted once may be shared by then (a failed
+		// fetch every waiter gets), and a reader of it must not race a write of the same text.
+		if u := URL(ue.URL); u != ue.URL {
+			ue.URL = u
+		}
 	}
 	return redactedError{err}
 }

@@ -181,3 +181,72 @@ func TestRedactURLsRandomTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactURLsHookWordEncoded: the hook rule reads a segment as a server does, decoded: a hook's
+// name written percent-encoded ("%68ook", "web%68ooks") hides what follows it as the plain word
+// does, and a segment that holds the name and, past an encoded slash ("hooks%2F…"), the address
+// and token a server routes as segments of their own is hidden whole. The short tokens here pass
+// credentialLike, so only the hook rule hides them.
+func TestRedactURLsHookWordEncoded(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://gw.example/%68ook/shortpart":             "https://gw.example/%68ook/REDACTED",
+		"https://gw.example/%48OOK/shortpart":             "https://gw.example/%48OOK/REDACTED",
+		"https://discord.example/api/web%68ooks/1234/abc": "https://discord.example/api/web%68ooks/REDACTED/REDACTED",
+		"https://gw.example/hook%2Fshortpart":             "https://gw.example/REDACTED",
+		"https://gw.example/hook%2fshortpart/x":           "https://gw.example/REDACTED/REDACTED",
+		"https://gw.example/api%2Fhooks%2F1234%2Fabc":     "https://gw.example/REDACTED",
+		"https://gw.example/api%2Fhooks/1234":             "https://gw.example/api%2Fhooks/REDACTED",
+		// A segment that decodes to no hook's name stays, and so does one that does not decode.
+		"https://gw.example/v1%2Fmcp/x": "https://gw.example/v1%2Fmcp/x",
+		"https://gw.example/%zzhook/x":  "https://gw.example/%zzhook/REDACTED",
+	} {
+		if got := RedactURLs(in); got != want {
+			t.Errorf("RedactURLs(%q)\n = %q\nwant %q", in, got, want)
+		}
+	}
+}
+
+// TestRedactURLsJSONEscaped: a URL in a JSON text whose encoder escapes '/' (PHP's json_encode
+// and some Java encoders do: "https:\/\/h\/p"), as an error quoting a server's JSON body
+// carries it, is hidden as the same URL written plainly is, and keeps its escaping; a plain one
+// beside it too.
+func TestRedactURLsJSONEscaped(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"error":"no route for https:\/\/gw.example\/hook\/shortpart?key=K1"}`: `{"error":"no route for https:\/\/gw.example\/hook\/REDACTED?key=REDACTED"}`,
+		`{"u":"https:\/\/u:K1@h:8443\/v1\/mcp#K2"}`:                             `{"u":"https:\/\/REDACTED@h:8443\/v1\/mcp"}`,
+		`{"u":"https:\/\/h\/s\/Zk3pQ9vX2mLr8TyW1nB4cD7e\/mcp"}`:                 `{"u":"https:\/\/h\/s\/REDACTED\/mcp"}`,
+		`{"u":"https:\/\/h\/v1\/mcp"}`:                                          `{"u":"https:\/\/h\/v1\/mcp"}`,
+		`"https://h/p?k=K1" then {"u":"https:\/\/h\/p?k=K2"}`:                   `"https://h/p?k=REDACTED" then {"u":"https:\/\/h\/p?k=REDACTED"}`,
+		`{"u":"https:\/\/h\/p?k=K1"} then "https://h/p?k=K2"`:                   `{"u":"https:\/\/h\/p?k=REDACTED"} then "https://h/p?k=REDACTED"`,
+	} {
+		if got := RedactURLs(in); got != want {
+			t.Errorf("RedactURLs(%q)\n = %q\nwant %q", in, got, want)
+		}
+	}
+}
+
+// TestRedactSharedError: an error Redact has quoted once may be handed to many goroutines (a
+// key set's failed fetch, which every token verified meanwhile gets; an issuer's last
+// discovery error), and one of them may Redact it again (a reload's error wraps it) while
+// another logs it. Redacting it again writes nothing, so the two do not race (run with -race:
+// before, every Redact wrote the *url.Error's URL again).
+func TestRedactSharedError(t *testing.T) {
+	shared := Redact(&url.Error{Op: "Get", URL: "https://u:K1@h/hook/K2?key=K3", Err: errors.New("refused")})
+	var ue *url.Error
+	if !errors.As(shared, &ue) || ue.URL != "https://REDACTED@h/hook/REDACTED?key=REDACTED" {
+		t.Fatalf("the client's error after Redact: %#v", ue)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 200 {
+			_ = Redact(fmt.Errorf("reload: %w", shared))
+		}
+	}()
+	for range 200 {
+		if strings.Contains(shared.Error(), "K1") {
+			t.Fatal("the shared error shows its URL's credentials")
+		}
+	}
+	<-done
+}

@@ -3,13 +3,13 @@ package pre2026
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	mrand "math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -170,9 +170,11 @@ type sessionState struct {
 	// received counts the other replicas' notices applied (tests wait on it for the
 	// subscription to be in place).
 	received atomic.Int64
-	// refused is the digest of the last stored record this replica could not open, so that a
-	// record that stays unopenable is logged once rather than on every read of it.
-	refused atomic.Pointer[[sha256.Size]byte]
+	// refusedMu guards when this replica last warned of a stored record that does not open
+	// and how many such records it read since without a warning (unopened).
+	refusedMu     sync.Mutex
+	refusedLogged time.Time
+	refusedSince  int
 
 	levels *levelCache // levelcache.go
 
@@ -221,9 +223,19 @@ func (st *sessionState) start(ctx context.Context) {
 // stateKey is the key of caller's record ("" is an anonymous caller's, without authentication).
 func stateKey(caller string) string { return stateKeyPrefix + caller }
 
-// load reads caller's record, within storeTimeout; an absent one is empty. A record the release
-// before sealing wrote in clear is sealed again in place once read.
+// load reads caller's record, within storeTimeout; an absent one is empty, and so is one that
+// does not open (loadWithin). A record the release before sealing wrote in clear is sealed again
+// in place once read.
 func (st *sessionState) load(ctx context.Context, caller string) (*callerState, error) {
+	cs, err := st.read(ctx, caller)
+	if errors.Is(err, errUnopened) {
+		return cs, nil
+	}
+	return cs, err
+}
+
+// read is load, with errUnopened (and an empty record) for a record that does not open.
+func (st *sessionState) read(ctx context.Context, caller string) (*callerState, error) {
 	ctx, cancel := context.WithTimeout(ctx, st.storeTimeout)
 	defer cancel()
 	cs, clear, err := st.loadWithin(ctx, caller)
@@ -233,11 +245,16 @@ func (st *sessionState) load(ctx context.Context, caller string) (*callerState, 
 	return cs, err
 }
 
+// errUnopened is a stored record that does not open: what it holds is not known here.
+var errUnopened = errors.New("pre2026: the caller's stored session record does not open")
+
 // loadWithin is load within ctx's own deadline, without sealing again: clear is the stored
 // value when it is a record in clear. A record that does not open (sealed under a key this
-// replica no longer or not yet holds, altered, not a record) is no state at all: a session's
-// level and subscriptions are an aid the client sets again, never a reason to fail its calls,
-// and the next change of the caller's state writes a record that opens.
+// replica no longer or not yet holds, altered, not a record) is errUnopened with an empty
+// record, which load and update take as no state at all: a session's level and subscriptions
+// are an aid the client sets again, never a reason to fail its calls, and the next change of
+// the caller's state writes a record that opens. A GET stream's recheck takes it as a store it
+// cannot read: it keeps the set it has rather than drop it for one it does not know.
 func (st *sessionState) loadWithin(ctx context.Context, caller string) (cs *callerState, clear []byte, err error) {
 	v, found, err := st.kv.Get(ctx, stateKey(caller))
 	if err != nil || !found {
@@ -246,7 +263,7 @@ func (st *sessionState) loadWithin(ctx context.Context, caller string) (cs *call
 	cs, isClear, err := st.decode(v)
 	if err != nil {
 		st.unopened(ctx, v, err)
-		return &callerState{}, nil, nil
+		return &callerState{}, nil, errUnopened
 	}
 	if isClear {
 		clear = v
@@ -282,7 +299,7 @@ func (st *sessionState) update(ctx context.Context, sess *legacysession.Session,
 	ctx, cancel := context.WithTimeout(ctx, st.storeTimeout)
 	defer cancel()
 	cs, clear, err := st.loadWithin(ctx, caller)
-	if err != nil {
+	if err != nil && !errors.Is(err, errUnopened) {
 		return err
 	}
 	e := sessionEntry{Key: sess.Key(), Expires: sess.Expires.Unix()}
@@ -398,7 +415,16 @@ func (st *sessionState) cacheLevel(key, caller, level string, add bool) {
 // subscriptions is the session's subscribed URIs (namespaced, in normal form) and, by normal
 // form, how the client wrote those it wrote otherwise (sessionEntry.As).
 func (st *sessionState) subscriptions(ctx context.Context, sess *legacysession.Session, caller string) ([]string, map[string]string, error) {
-	cs, err := st.load(ctx, caller)
+	uris, as, err := st.readSubscriptions(ctx, sess, caller)
+	if errors.Is(err, errUnopened) {
+		return nil, nil, nil
+	}
+	return uris, as, err
+}
+
+// readSubscriptions is subscriptions, with errUnopened for a record that does not open.
+func (st *sessionState) readSubscriptions(ctx context.Context, sess *legacysession.Session, caller string) ([]string, map[string]string, error) {
+	cs, err := st.read(ctx, caller)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -487,10 +513,11 @@ func (st *sessionState) paced(started time.Time, restart context.CancelFunc) con
 	}
 }
 
-// recheck reads the session's subscriptions again every recheckEvery until stop is called,
-// and calls restart, once, when they are no longer uris and as, which its GET stream's listen
-// runs with: a change whose notice this replica missed reaches the stream all the same. A
-// store that cannot be read changes nothing; the next recheck reads again.
+// recheck reads the session's subscriptions again every recheckEvery (the first time sooner, at
+// random) until stop is called, and calls restart, once, when they are no longer uris and as,
+// which its GET stream's listen runs with: a change whose notice this replica missed reaches
+// the stream all the same. A store that cannot be read, or a record that does not open here,
+// changes nothing; the next recheck reads again.
 func (st *sessionState) recheck(ctx context.Context, sess *legacysession.Session, caller string,
 	uris []string, as map[string]string, restart func()) (stop func()) {
 	var mu sync.Mutex
@@ -498,7 +525,7 @@ func (st *sessionState) recheck(ctx context.Context, sess *legacysession.Session
 	var pending func() bool
 	var tick func()
 	tick = func() {
-		nowURIs, nowAs, err := st.subscriptions(ctx, sess, caller)
+		nowURIs, nowAs, err := st.readSubscriptions(ctx, sess, caller)
 		if err == nil && (!slices.Equal(nowURIs, uris) || !maps.Equal(nowAs, as)) {
 			restart()
 			return
@@ -509,8 +536,16 @@ func (st *sessionState) recheck(ctx context.Context, sess *legacysession.Session
 			pending = st.after(st.recheckEvery, tick)
 		}
 	}
+	// The first read comes after a share of the interval drawn at random, between half and
+	// all of it: the streams a replica's restart or a reload's end made clients open again
+	// together would otherwise read their records in the same instant every interval, all of
+	// them, and crowd the store's connections for the requests made meanwhile.
+	first := st.recheckEvery
+	if half := st.recheckEvery / 2; half > 0 {
+		first = st.recheckEvery - mrand.N(half)
+	}
 	mu.Lock()
-	pending = st.after(st.recheckEvery, tick)
+	pending = st.after(first, tick)
 	mu.Unlock()
 	return func() {
 		mu.Lock()
@@ -531,7 +566,7 @@ func (st *sessionState) subsChanged(key string) {
 
 // publish tells the other replicas, best effort: one that misses a level notice serves the old
 // level until its cache entry expires (levelCacheTTL); one that misses a subscription notice
-// keeps its GET stream's old set until the stream is opened again.
+// keeps its GET stream's old set until the stream's next recheck (recheckInterval) reads the new one.
 func (st *sessionState) publish(n stateNotice) {
 	if st.notices == nil {
 		return

@@ -1,6 +1,7 @@
 package pre2026
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/legacysession"
+	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/mcphttp"
@@ -290,5 +292,92 @@ func TestSessionStateChangesPaced(t *testing.T) {
 	clock.Advance(time.Second / stateChangeRate)
 	if r := setLevel(busy, levels[stateChangeBurst%2]); r.Status != http.StatusOK {
 		t.Errorf("a change once the pace allows: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestRecheckSpread: the GET streams a replica holds read their records at times spread over
+// the interval, not in step: streams opened together (clients reconnecting after a replica's
+// restart, or at the end of the configuration a reload replaced) schedule their first recheck
+// each after its own share of recheckEvery, between half and all of it, so that their reads,
+// one per stream per interval, do not reach the store in one burst. Before, every first
+// recheck waited exactly recheckEvery, and streams opened in the same second read in the same
+// second every interval after. Read on the timers the rechecks ask for; nothing waits.
+func TestRecheckSpread(t *testing.T) {
+	clock := mcptest.NewClock(time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC))
+	st, err := newSessionState(nil, testKeyRing(t), nil, slog.New(slog.DiscardHandler), clock.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var delays []time.Duration
+	st.after = func(d time.Duration, _ func()) func() bool {
+		delays = append(delays, d)
+		return func() bool { return true }
+	}
+	sess := &legacysession.Session{Version: "2025-11-25", Expires: clock.Now().Add(time.Hour)}
+	const streams = 64
+	for range streams {
+		defer st.recheck(t.Context(), sess, "https://idp#alice", nil, nil, func() {})()
+	}
+	distinct := map[time.Duration]bool{}
+	for _, d := range delays {
+		if d < st.recheckEvery/2 || d > st.recheckEvery {
+			t.Errorf("a first recheck after %v, want between %v and %v", d, st.recheckEvery/2, st.recheckEvery)
+		}
+		distinct[d] = true
+	}
+	if len(delays) != streams || len(distinct) < streams/2 {
+		t.Errorf("%d streams scheduled %d first rechecks at %d distinct delays: in step", streams, len(delays), len(distinct))
+	}
+}
+
+// TestRecheckKeepsSetOfRecordThatDoesNotOpen: a recheck that finds the caller's record sealed
+// under a key this replica does not hold (written by a replica that has a key appended before
+// this one) learns nothing of the session's set, as when the store cannot be read: the GET
+// stream keeps the set its listen runs with, and rechecks again. Before, the record counted as
+// no subscriptions and the recheck restarted the listen with none, so a client whose other
+// session changed its level on an updated replica lost its resources/updated notifications
+// for the rest of a key's rollout.
+func TestRecheckKeepsSetOfRecordThatDoesNotOpen(t *testing.T) {
+	clock := mcptest.NewClock(time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC))
+	st, err := newSessionState(nil, testKeyRing(t), nil, slog.New(slog.DiscardHandler), clock.Now, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pending []func()
+	st.after = func(_ time.Duration, f func()) func() bool {
+		pending = append(pending, f)
+		return func() bool { return false }
+	}
+	fire := func() int {
+		due := pending
+		pending = nil
+		for _, f := range due {
+			f()
+		}
+		return len(due)
+	}
+	ctx := t.Context()
+	const alice = "https://idp#alice"
+	sess := &legacysession.Session{Version: "2025-11-25", Expires: clock.Now().Add(time.Hour)}
+	sess.Nonce[0] = 1
+	if err := st.updateSubscriptions(ctx, sess, alice, "be+mem://r/1", "be+mem://r/1", true); err != nil {
+		t.Fatal(err)
+	}
+	restarts := 0
+	defer st.recheck(ctx, sess, alice, []string{"be+mem://r/1"}, nil, func() { restarts++ })()
+	newer := testKeyRing(t, seal.Key{ID: "newer", Secret: bytes.Repeat([]byte("n"), 32)}).
+		SealerUpTo(purposeSessionState, seal.SealedLen(maxStateBytes))
+	tok, err := newer.Seal(mustJSON(t, callerState{Sessions: []sessionEntry{{Key: sess.Key(), Expires: sess.Expires.Unix(),
+		URIs: []string{"be+mem://r/1"}}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.kv.Set(ctx, stateKey(alice), []byte(tok), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if fire() != 1 || restarts != 0 {
+			t.Fatalf("a record that does not open: %d restarts, want none and a recheck pending", restarts)
+		}
 	}
 }

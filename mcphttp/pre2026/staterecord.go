@@ -2,11 +2,11 @@ package pre2026
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/seal"
 )
@@ -41,15 +41,29 @@ func (st *sessionState) decode(v []byte) (cs *callerState, clear bool, err error
 // errBadRecord is a stored record that opens but is not a record.
 var errBadRecord = errors.New("pre2026: a stored session record is not a record")
 
+// unopenedLogEvery is the least time between two warnings of stored records that do not open.
+// While a key is appended replica by replica, the replicas that lack it yet cannot open any
+// record the others wrote since, each caller's a record of its own, and read them on every
+// GET stream's recheck (recheckInterval) and level lookup: one line per record read would be
+// a line per stream per recheck.
+const unopenedLogEvery = time.Minute
+
 // unopened logs a stored record that does not open, by its error alone (its content is the
-// caller's), once for as long as it stays the same record.
+// caller's), at most once per unopenedLogEvery on this replica, however many records and
+// callers: the next line counts the records read meanwhile that did not open either.
 func (st *sessionState) unopened(ctx context.Context, v []byte, err error) {
-	sum := sha256.Sum256(v)
-	if last := st.refused.Swap(&sum); last != nil && *last == sum {
+	now := st.now()
+	st.refusedMu.Lock()
+	if !st.refusedLogged.IsZero() && now.Sub(st.refusedLogged) < unopenedLogEvery {
+		st.refusedSince++
+		st.refusedMu.Unlock()
 		return
 	}
+	since := st.refusedSince
+	st.refusedLogged, st.refusedSince = now, 0
+	st.refusedMu.Unlock()
 	st.log.LogAttrs(ctx, slog.LevelWarn, "a legacy session record in the store does not open; it counts as no log level and no subscriptions",
-		slog.String("error", err.Error()), slog.Int("bytes", len(v)))
+		slog.String("error", err.Error()), slog.Int("bytes", len(v)), slog.Int("not_logged", since))
 }
 
 // reseal writes a record read in clear (old, as cs) back sealed, in place and keeping its expiry,

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -343,5 +344,51 @@ func TestSessionStateBoundSealed(t *testing.T) {
 	plain, _ := json.Marshal(cs)
 	if len(plain) > maxStateBytes || len(plain) < maxStateBytes-2200 || len(v) > seal.SealedLen(maxStateBytes) {
 		t.Errorf("record of %d bytes, sealed %d; want near %d, sealed at most %d", len(plain), len(v), maxStateBytes, seal.SealedLen(maxStateBytes))
+	}
+}
+
+// TestSessionStateUnopenedRecordsLogBounded: while the other replicas seal under a key this one
+// does not hold yet (a key appended replica by replica), every caller's record it reads fails
+// to open, each a record of its own. Its GET streams read them every recheckInterval, so a
+// warning per record read would be a line per stream per interval; it warns once per
+// unopenedLogEvery, however many records, callers and reads, and the next warning counts those
+// not logged meanwhile. Before, the warning was kept back only for the last record logged, and
+// two callers read in turn logged every read.
+func TestSessionStateUnopenedRecordsLogBounded(t *testing.T) {
+	f := newStateFixture(t)
+	ctx := t.Context()
+	newer := testKeyRing(t, seal.Key{ID: "newer", Secret: bytes.Repeat([]byte("n"), 32)}).
+		SealerUpTo(purposeSessionState, seal.SealedLen(maxStateBytes))
+	sess := f.session(1)
+	const callers = 20
+	for i := range callers {
+		tok, err := newer.Seal(mustJSON(t, callerState{Sessions: []sessionEntry{{Key: sess.Key(), Expires: sess.Expires.Unix(), Level: "debug"}}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.kv.Set(ctx, stateKey(fmt.Sprint("caller-", i)), []byte(tok), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readAll := func() {
+		for i := range callers {
+			if uris, _, err := f.st.subscriptions(ctx, sess, fmt.Sprint("caller-", i)); err != nil || uris != nil {
+				t.Fatalf("subscriptions %q, %v from a record that does not open; want none, no error", uris, err)
+			}
+		}
+	}
+	readAll()
+	readAll()
+	if n := strings.Count(f.logs.String(), "does not open"); n != 1 {
+		t.Fatalf("%d warnings for %d records read twice each, want 1:\n%s", n, callers, f.logs.String())
+	}
+	f.clock.Advance(unopenedLogEvery)
+	readAll()
+	logs := f.logs.String()
+	if n := strings.Count(logs, "does not open"); n != 2 {
+		t.Fatalf("%d warnings once unopenedLogEvery passed, want 2:\n%s", n, logs)
+	}
+	if want := fmt.Sprintf(`"not_logged":%d`, 2*callers-1); !strings.Contains(logs, want) {
+		t.Errorf("the second warning does not count the %d records not logged (%s):\n%s", 2*callers-1, want, logs)
 	}
 }
