@@ -110,7 +110,7 @@ var deployClaims = []deployClaim{
 	{opens: "MRTR `requestState` (the token a client returns", tests: []string{"internal/seal:TestConfigValidate", "helm:TestChart"}},
 	{opens: "The list is **oldest first: the last key seals new state, every key opens**.", tests: []string{"internal/seal:TestRotation", "helm:checkHA"}},
 	{opens: "1. Append the new key and deploy:", tests: []string{"helm:TestDeployDocExamples", "helm:checkHA"}},
-	{opens: "2. Wait until the rollout is complete and then `mrtr.ttl`", tests: []string{"helm:checkMinimal", "mrtr:TestOpenExpiry"}},
+	{opens: "2. Wait until the rollout is complete and then `mrtr.ttl`", tests: []string{"helm:checkMinimal", "mrtr:TestOpenExpiry", "internal/legacysession:TestRotation", "mcphttp/pre2026:TestSessionStateRecordThatDoesNotOpen"}},
 	{opens: "3. Remove the old key and deploy again.", note: "an instruction"},
 	{opens: "If a key may have leaked, remove it at once instead", tests: []string{"internal/gateway:TestDeployConfirmationsAcrossReplicas", "helm:TestChart"}},
 	{opens: "`helm install` and `helm template` stop with a message naming the fix when:", tests: []string{"helm:TestChart"}},
