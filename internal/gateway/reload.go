@@ -256,7 +256,9 @@ func (g *gateway) apply(n *nextSet) {
 	g.startComponents(c)
 	g.reloads.running = n.cfg
 	g.sets.retiring.Add(1)
-	go g.retire(prev, n.cfg.Server.ShutdownTimeout)
+	// prev's requests keep the time prev promised them, its own server.shutdownTimeout: a
+	// reload that lowers it must not cut calls already running sooner than that.
+	go g.retire(prev, prev.cfg.Server.ShutdownTimeout)
 	g.logReload(prev, c, n.restart)
 }
 

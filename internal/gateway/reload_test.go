@@ -432,6 +432,30 @@ func TestReloadEndsOldRequestsAfterShutdownTimeout(t *testing.T) {
 	}
 }
 
+// TestReloadRetiresWithTheReplacedTimeout: the requests of a replaced configuration keep the
+// time that configuration promised them, its own server.shutdownTimeout, not the new one's. The
+// reload raises the timeout from a fraction of a second to an hour: the call held on the old
+// configuration is still ended after the old one (it would run on for the hour under the new
+// one's), which is the same value that keeps a reload lowering the timeout from cutting calls
+// already running sooner than promised.
+func TestReloadRetiresWithTheReplacedTimeout(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha", holdingTool(make(chan struct{}), nil))
+	body := "auth: {disabled: true}\nupstreams:\n" + upstreamYAML(alpha)
+	f := startReloadGateway(t, "200ms", body)
+	held := startHeldCall(t, f.url())
+	if err := f.reload(t, "1h", body); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	select {
+	case r := <-held:
+		if rpcCode(r.err) != -32014 {
+			t.Fatalf("the held call ended with %v %+v, want -32014 (the configuration was replaced)", r.err, r.res)
+		}
+	case <-time.After(reloadWait):
+		t.Fatal("the held call was not ended after the replaced configuration's shutdownTimeout")
+	}
+}
+
 // TestReloadLegacyAnswerAcrossReload: a pre-2026 client asked for input in the middle of a call
 // (a 2025-11-25 backend's elicitation, relayed on the call's stream) answers after a reload. Its
 // answer is a request of its own, served by the new configuration; it still reaches the call
