@@ -363,7 +363,7 @@ func (g *gateway) logReload(prev, c *components, restart []string) {
 	}
 	g.log.Info("configuration reloaded", "upstreams", len(now), "added", added, "removed", removed,
 		"previous_requests_in_flight", prev.gate.inFlight())
-	warnNoAuth(c.cfg, g.log)
+	warnServing(c.cfg, g.log)
 	if len(restart) > 0 {
 		g.reloads.metrics.RestartRequired(true)
 		g.log.Warn("settings that take effect only on a restart changed; they keep their running values", "settings", restart)

@@ -295,6 +295,25 @@ func authYAML(iss, tools string, extra string, backends ...*mcptest.Server) stri
 	return y
 }
 
+// TestReloadWarnsNothingAllowed: a reload to a policy no rule of which allows anything says so,
+// as serve does at start-up (the same warning: warnServing); the start, whose rule allows, did
+// not.
+func TestReloadWarnsNothingAllowed(t *testing.T) {
+	const note = "policy: no rule allows anything (auth.policy.rules)"
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	f := startReloadGateway(t, "30s", authYAML(iss.URL(), `["echo"]`, "", alpha))
+	denyOnly := strings.Replace(authYAML(iss.URL(), `["echo"]`, "", alpha), `anyScope: ["tools:use"]`, `effect: deny`, 1)
+	if err := f.reload(t, "30s", denyOnly); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	f.waitLog(t, "configuration reloaded")
+	f.waitLog(t, note)
+	if n := strings.Count(f.logs.String(), note); n != 1 {
+		t.Errorf("the warning logged %d times, want once (at the reload, not at the start)", n)
+	}
+}
+
 // TestReloadPolicyNextRequest: a policy change applies from the next request, also on a
 // connection and client session opened before the reload.
 func TestReloadPolicyNextRequest(t *testing.T) {
