@@ -188,7 +188,7 @@ func (g *gateway) reload(ctx context.Context, src *reloadSource) error {
 		case first && askedMeanwhile(asked):
 			g.log.Info("reloading the configuration again: it was asked for while the reload built the configuration and fetched its issuers' keys")
 		default:
-			g.apply(n)
+			g.apply(ctx, n)
 			return nil
 		}
 		n.c.close()
@@ -236,8 +236,9 @@ func (g *gateway) buildNext(ctx context.Context, load func() (*Config, error)) (
 	return &nextSet{cfg: next, c: c, prev: prev, restart: restart}, nil
 }
 
-// apply makes n's set the one new requests are served by and retires the one it replaces.
-func (g *gateway) apply(n *nextSet) {
+// apply makes n's set the one new requests are served by and retires the one it replaces. ctx
+// is the process's: judging the streams of the replaced set ends with it.
+func (g *gateway) apply(ctx context.Context, n *nextSet) {
 	c, prev := n.c, n.prev
 	c.admin.SetReady(true)
 	g.activate(c, prev)
@@ -248,7 +249,7 @@ func (g *gateway) apply(n *nextSet) {
 		c.auth.Authenticator().Replaces(prev.auth.Authenticator())
 	}
 	// Those whose caller c would refuse end now and are opened again under c.
-	g.endRefusedStreams(prev, c)
+	g.endRefusedStreams(ctx, prev, c)
 	// Calls in flight finish on prev; its listens end now and their clients listen again
 	// under c, rather than receive notifications filtered by the replaced policy until
 	// server.shutdownTimeout.

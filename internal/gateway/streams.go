@@ -46,9 +46,10 @@ type acceptance struct {
 	timeout time.Duration // the bound of one judgement, or of all those made at once
 }
 
-// judge reports whether a accepts r, given the time a's timeout allows.
+// judge reports whether a accepts r, given the time a's timeout allows, and no longer than r
+// lasts (the drain on SIGTERM cuts it).
 func (a acceptance) judge(r *http.Request) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
+	ctx, cancel := context.WithTimeout(r.Context(), a.timeout)
 	defer cancel()
 	return a.accepts(ctx, r)
 }
@@ -92,8 +93,11 @@ func (s *streamSet) track(r *http.Request) (*http.Request, func()) {
 }
 
 // judge ends the streams open now, and those registered later, whose opening request a
-// refuses, and returns how many of those open now it ended. Those open now share one timeout.
-func (s *streamSet) judge(a acceptance) int {
+// refuses, and returns how many of those open now it ended. Those open now share one timeout,
+// and the judging ends with ctx, the process's: it runs under the reload lock, and a SIGTERM
+// must start the drain at once, not after auth.fetchTimeout. A stream not judged by then is
+// refused, as on the timeout (fail closed; the drain ends it anyway).
+func (s *streamSet) judge(ctx context.Context, a acceptance) int {
 	s.mu.Lock()
 	s.accepts = a
 	open := make([]*openStream, 0, len(s.open))
@@ -101,7 +105,7 @@ func (s *streamSet) judge(a acceptance) int {
 		open = append(open, st)
 	}
 	s.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
+	ctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	n := 0
 	for _, st := range open {
@@ -114,9 +118,9 @@ func (s *streamSet) judge(a acceptance) int {
 }
 
 // endRefusedStreams ends prev's streams whose opening request c, replacing it, would refuse
-// (streamAcceptance), and logs how many ended.
-func (g *gateway) endRefusedStreams(prev, c *components) {
-	if n := prev.streams.judge(streamAcceptance(prev, c)); n > 0 {
+// (streamAcceptance), and logs how many ended. ctx is the process's (streamSet.judge).
+func (g *gateway) endRefusedStreams(ctx context.Context, prev, c *components) {
+	if n := prev.streams.judge(ctx, streamAcceptance(prev, c)); n > 0 {
 		g.log.Info("streams the replaced configuration opened and the new one refuses ended; their clients open them again under the new one",
 			"streams", n)
 	}
