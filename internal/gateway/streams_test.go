@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 )
 
@@ -58,10 +59,10 @@ func TestStreamJudgingEndsWithTheProcess(t *testing.T) {
 	defer done()
 	process, sigterm := context.WithCancel(context.Background())
 	judging := make(chan struct{})
-	a := acceptance{timeout: time.Hour, accepts: func(ctx context.Context, _ *http.Request) bool {
+	a := acceptance{timeout: time.Hour, accepts: func(ctx context.Context, _ *http.Request) (bool, *authz.Principal) {
 		close(judging)
 		<-ctx.Done() // a token check waiting on an issuer that does not answer
-		return false
+		return false, nil
 	}}
 	ended := make(chan int, 1)
 	go func() { ended <- s.judge(process, a) }()
