@@ -46,6 +46,11 @@ func (x *request) listen() error {
 	// few hundred bytes lets the body's buffer go (shed).
 	params, hdr := bytes.Clone(x.in.req.Params), x.passHeaders()
 	visible, _ := x.visibility() // subscriptions and every resources/updated follow the caller's policy
+	if x.admitted.listen != "" {
+		// A pre-2026 GET stream's: it may outlive its configuration, and then follows the
+		// policy of the one that replaced it (StreamPolicy).
+		visible = followed(x.ctx, visible)
+	}
 	caller := upstreams.ListenCaller{Key: x.bound(), Visible: visible, Dropped: x.s.metrics.ListenDropped,
 		Spell: resourceSpeller(x)}
 	x.shed()

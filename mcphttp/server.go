@@ -234,7 +234,8 @@ func (s *Server) Start(ctx context.Context) {
 // clients listen again elsewhere: on the configuration a reload put in its place, or another
 // replica when this one drains. A pre-2026 GET stream, which runs one, is left to end as a
 // call in flight does (a go-sdk client whose GET stream cannot reconnect fails its whole
-// session). A listen has
+// session), filtering by the policy of the configuration that replaced this one once it
+// follows it (StreamPolicy). A listen has
 // nothing in flight that waiting would let finish: each notification it relays after a reload
 // would be filtered by the replaced policy, and it would hold a drain for the whole
 // server.shutdownTimeout.

@@ -157,6 +157,20 @@ func New(cfg Config, opts Options) (*Registry, error) {
 	return r, nil
 }
 
+// ShareCircuits makes each backend of r carry on with the circuit breaker of prev's backend of
+// the same name, when it reaches the same backend the same way (backend.ShareCircuit), so a
+// reload neither gives a dead backend full traffic again nor lets a caller whose own circuit
+// opened start afresh. Call it before r serves a request. A function, not a method: Registry's
+// method set is at its bound.
+func ShareCircuits(r, prev *Registry) {
+	if r == nil || prev == nil {
+		return
+	}
+	for _, b := range r.backends {
+		backend.ShareCircuit(b, prev.byName[b.Name()])
+	}
+}
+
 // upstreamNames returns the names of ups, in order.
 func upstreamNames(ups []UpstreamConfig) []string {
 	out := make([]string, len(ups))

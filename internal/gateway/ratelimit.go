@@ -23,13 +23,19 @@ type RateLimitConfig struct {
 	// locally, at most burst ÷ 8 per limit: one Redis round trip per lease rather than per call.
 	// N replicas can then admit up to N leases more than a limit in any window (docs/scaling.md).
 	// 0 means store.DefaultLeaseMax (64); 1 turns leasing off, so every call asks Redis and the
-	// limits are exact. The in-memory store is not leased from: it is local already.
+	// limits are exact. The in-memory store is not leased from: it is local already. A reload
+	// that changes it leases afresh: the tokens the replica had leased and not spent are not
+	// given back, so for one window a caller may be limited up to one lease per bucket early.
 	Lease int `yaml:"lease"`
 }
 
 // compileRateLimits parses every limit once, at start-up, so no request parses one. prev is the
 // leasing limiter of the configuration this one replaces (nil at start-up): it is kept when the
 // lease settings are unchanged, with the tokens it leased and has not spent (store.Leased.Keeps).
+// When they changed, prev's unspent tokens stay spent in the shared bucket: at most one lease
+// per bucket (the lease size, at most burst ÷ 8), which the bucket refills at the limit's own
+// rate like any spent token, within one window (TestLeasedReplacedStrandsAtMostOneLease). Giving
+// them back would need every bucket's key, which the lease table keeps only as a digest.
 func (c *Config) compileRateLimits(st store.Store, prev *store.Leased) (mcphttp.RateLimits, error) {
 	rl := mcphttp.RateLimits{Store: st, FailOpen: !c.RateLimit.FailClosed, Rules: map[string]store.Limit{}}
 	if c.RateLimit.Lease < 0 || c.RateLimit.Lease > store.MaxLeaseMax {

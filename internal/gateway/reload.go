@@ -188,7 +188,7 @@ func (g *gateway) reload(ctx context.Context, src *reloadSource) error {
 		case first && askedMeanwhile(asked):
 			g.log.Info("reloading the configuration again: it was asked for while the reload built the configuration and fetched its issuers' keys")
 		default:
-			g.apply(n)
+			g.apply(ctx, n)
 			return nil
 		}
 		n.c.close()
@@ -236,8 +236,9 @@ func (g *gateway) buildNext(ctx context.Context, load func() (*Config, error)) (
 	return &nextSet{cfg: next, c: c, prev: prev, restart: restart}, nil
 }
 
-// apply makes n's set the one new requests are served by and retires the one it replaces.
-func (g *gateway) apply(n *nextSet) {
+// apply makes n's set the one new requests are served by and retires the one it replaces. ctx
+// is the process's: judging the streams of the replaced set ends with it.
+func (g *gateway) apply(ctx context.Context, n *nextSet) {
 	c, prev := n.c, n.prev
 	c.admin.SetReady(true)
 	g.activate(c, prev)
@@ -248,7 +249,7 @@ func (g *gateway) apply(n *nextSet) {
 		c.auth.Authenticator().Replaces(prev.auth.Authenticator())
 	}
 	// Those whose caller c would refuse end now and are opened again under c.
-	g.endRefusedStreams(prev, c)
+	g.endRefusedStreams(ctx, prev, c)
 	// Calls in flight finish on prev; its listens end now and their clients listen again
 	// under c, rather than receive notifications filtered by the replaced policy until
 	// server.shutdownTimeout.
@@ -256,7 +257,9 @@ func (g *gateway) apply(n *nextSet) {
 	g.startComponents(c)
 	g.reloads.running = n.cfg
 	g.sets.retiring.Add(1)
-	go g.retire(prev, n.cfg.Server.ShutdownTimeout)
+	// prev's requests keep the time prev promised them, its own server.shutdownTimeout: a
+	// reload that lowers it must not cut calls already running sooner than that.
+	go g.retire(prev, prev.cfg.Server.ShutdownTimeout)
 	g.logReload(prev, c, n.restart)
 }
 
@@ -361,7 +364,7 @@ func (g *gateway) logReload(prev, c *components, restart []string) {
 	}
 	g.log.Info("configuration reloaded", "upstreams", len(now), "added", added, "removed", removed,
 		"previous_requests_in_flight", prev.gate.inFlight())
-	warnNoAuth(c.cfg, g.log)
+	warnServing(c.cfg, g.log)
 	if len(restart) > 0 {
 		g.reloads.metrics.RestartRequired(true)
 		g.log.Warn("settings that take effect only on a restart changed; they keep their running values", "settings", restart)

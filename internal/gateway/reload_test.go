@@ -295,6 +295,25 @@ func authYAML(iss, tools string, extra string, backends ...*mcptest.Server) stri
 	return y
 }
 
+// TestReloadWarnsNothingAllowed: a reload to a policy no rule of which allows anything says so,
+// as serve does at start-up (the same warning: warnServing); the start, whose rule allows, did
+// not.
+func TestReloadWarnsNothingAllowed(t *testing.T) {
+	const note = "policy: no rule allows anything (auth.policy.rules)"
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	f := startReloadGateway(t, "30s", authYAML(iss.URL(), `["echo"]`, "", alpha))
+	denyOnly := strings.Replace(authYAML(iss.URL(), `["echo"]`, "", alpha), `anyScope: ["tools:use"]`, `effect: deny`, 1)
+	if err := f.reload(t, "30s", denyOnly); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	f.waitLog(t, "configuration reloaded")
+	f.waitLog(t, note)
+	if n := strings.Count(f.logs.String(), note); n != 1 {
+		t.Errorf("the warning logged %d times, want once (at the reload, not at the start)", n)
+	}
+}
+
 // TestReloadPolicyNextRequest: a policy change applies from the next request, also on a
 // connection and client session opened before the reload.
 func TestReloadPolicyNextRequest(t *testing.T) {
@@ -429,6 +448,30 @@ func TestReloadEndsOldRequestsAfterShutdownTimeout(t *testing.T) {
 	cs := mcptest.Connect(t, f.url())
 	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "alpha__echo", Arguments: map[string]any{"text": "after"}}); err != nil || res.IsError {
 		t.Fatalf("a call after the cut: %v %+v", err, res)
+	}
+}
+
+// TestReloadRetiresWithTheReplacedTimeout: the requests of a replaced configuration keep the
+// time that configuration promised them, its own server.shutdownTimeout, not the new one's. The
+// reload raises the timeout from a fraction of a second to an hour: the call held on the old
+// configuration is still ended after the old one (it would run on for the hour under the new
+// one's), which is the same value that keeps a reload lowering the timeout from cutting calls
+// already running sooner than promised.
+func TestReloadRetiresWithTheReplacedTimeout(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha", holdingTool(make(chan struct{}), nil))
+	body := "auth: {disabled: true}\nupstreams:\n" + upstreamYAML(alpha)
+	f := startReloadGateway(t, "200ms", body)
+	held := startHeldCall(t, f.url())
+	if err := f.reload(t, "1h", body); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	select {
+	case r := <-held:
+		if rpcCode(r.err) != -32014 {
+			t.Fatalf("the held call ended with %v %+v, want -32014 (the configuration was replaced)", r.err, r.res)
+		}
+	case <-time.After(reloadWait):
+		t.Fatal("the held call was not ended after the replaced configuration's shutdownTimeout")
 	}
 }
 

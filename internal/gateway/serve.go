@@ -74,10 +74,7 @@ func run(ctx context.Context, cfg *Config, o runOptions) error {
 	if cfg.Redis.enabled() {
 		useRedisLogger(log)
 	}
-	warnNoAuth(cfg, log)
-	if note := policyNote(cfg); note != "" {
-		log.Warn(note)
-	}
+	warnServing(cfg, log)
 	g, certs, err := prepare(cfg, o.getenv, log)
 	if err != nil {
 		return err
@@ -129,10 +126,15 @@ func (g *gateway) serveUntil(ctx context.Context, errc <-chan error, reload *rel
 	}
 }
 
-// warnNoAuth says loudly, at start-up and on every reload, that cfg serves without authentication.
-func warnNoAuth(cfg *Config, log *slog.Logger) {
+// warnServing says loudly, at start-up and on every reload, what of cfg serves in a way its
+// operator may not mean: without authentication, or with a policy that allows nothing
+// (policyNote), which a reload can bring about as well as a start.
+func warnServing(cfg *Config, log *slog.Logger) {
 	if cfg.Auth.Disabled {
 		log.Warn("AUTHENTICATION IS DISABLED: every caller can list and call every backend tool; use only for local development")
+	}
+	if note := policyNote(cfg); note != "" {
+		log.Warn(note)
 	}
 }
 

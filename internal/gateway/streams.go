@@ -24,8 +24,10 @@ import (
 // credentials) would be now: when the new configuration would refuse it, or when
 // authentication was turned off or on (the identity it runs under is one the new configuration
 // does not make), it ends at once, cleanly, and its client opens it again under the new rules. A
-// stream the new configuration still accepts runs on. A subscriptions/listen ends at every
-// reload anyway (EndListens).
+// stream the new configuration still accepts runs on, and from then on filters what it relays by
+// the new configuration's policy and tool set for its caller as the new configuration
+// authenticates it (mcphttp.StreamPolicy), not by the replaced one's. A subscriptions/listen
+// ends at every reload anyway (EndListens).
 
 // errAuthReplaced ends a stream whose opening request the configuration that replaced its own
 // would refuse.
@@ -40,24 +42,38 @@ type streamSet struct {
 	accepts acceptance
 }
 
-// acceptance judges a stream by its opening request, within ctx.
+// acceptance judges a stream by its opening request, within ctx: whether the set replacing the
+// stream's accepts it, and the caller it authenticates it as (nil without authentication).
 type acceptance struct {
-	accepts func(ctx context.Context, r *http.Request) bool
+	accepts func(ctx context.Context, r *http.Request) (ok bool, p *authz.Principal)
 	timeout time.Duration // the bound of one judgement, or of all those made at once
+	// srv is the endpoint of the set replacing the stream's: an accepted stream filters by its
+	// policy from then on (mcphttp.StreamPolicy). Nil: the stream keeps its own.
+	srv *mcphttp.Server
 }
 
-// judge reports whether a accepts r, given the time a's timeout allows.
-func (a acceptance) judge(r *http.Request) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
+// judge reports whether a accepts r, given the time a's timeout allows, and no longer than r
+// lasts (the drain on SIGTERM cuts it).
+func (a acceptance) judge(r *http.Request) (bool, *authz.Principal) {
+	ctx, cancel := context.WithTimeout(r.Context(), a.timeout)
 	defer cancel()
 	return a.accepts(ctx, r)
 }
 
+// keep lets st run on, filtering by the policy of a's endpoint for p from now on.
+func (a acceptance) keep(st *openStream, p *authz.Principal) {
+	if a.srv != nil {
+		st.policy.Follow(a.srv, st.r, p)
+	}
+}
+
 // openStream is one GET stream: its opening request (which net/http keeps for as long as the
-// stream lasts anyway, and whose header no handler changes; never logged) and what ends it.
+// stream lasts anyway, and whose header no handler changes; never logged), what ends it, and the
+// policy it filters by.
 type openStream struct {
-	r   *http.Request
-	end context.CancelCauseFunc
+	r      *http.Request
+	end    context.CancelCauseFunc
+	policy *mcphttp.StreamPolicy
 }
 
 // isStream reports whether r opens a GET stream: a GET for a session that accepts an event
@@ -72,7 +88,8 @@ func isStream(r *http.Request) bool {
 // track returns r with a context the set can end, and the func that forgets it once served.
 func (s *streamSet) track(r *http.Request) (*http.Request, func()) {
 	ctx, end := context.WithCancelCause(r.Context())
-	st := &openStream{r: r, end: end}
+	st := &openStream{r: r, end: end, policy: &mcphttp.StreamPolicy{}}
+	ctx = mcphttp.WithStreamPolicy(ctx, st.policy)
 	s.mu.Lock()
 	if s.open == nil {
 		s.open = map[*openStream]struct{}{}
@@ -80,8 +97,12 @@ func (s *streamSet) track(r *http.Request) (*http.Request, func()) {
 	s.open[st] = struct{}{}
 	accepts := s.accepts
 	s.mu.Unlock()
-	if accepts.accepts != nil && !accepts.judge(r) {
-		end(errAuthReplaced)
+	if accepts.accepts != nil {
+		if ok, p := accepts.judge(r); ok {
+			accepts.keep(st, p)
+		} else {
+			end(errAuthReplaced)
+		}
 	}
 	return r.WithContext(ctx), func() {
 		s.mu.Lock()
@@ -92,8 +113,11 @@ func (s *streamSet) track(r *http.Request) (*http.Request, func()) {
 }
 
 // judge ends the streams open now, and those registered later, whose opening request a
-// refuses, and returns how many of those open now it ended. Those open now share one timeout.
-func (s *streamSet) judge(a acceptance) int {
+// refuses, and returns how many of those open now it ended. Those open now share one timeout,
+// and the judging ends with ctx, the process's: it runs under the reload lock, and a SIGTERM
+// must start the drain at once, not after auth.fetchTimeout. A stream not judged by then is
+// refused, as on the timeout (fail closed; the drain ends it anyway).
+func (s *streamSet) judge(ctx context.Context, a acceptance) int {
 	s.mu.Lock()
 	s.accepts = a
 	open := make([]*openStream, 0, len(s.open))
@@ -101,22 +125,24 @@ func (s *streamSet) judge(a acceptance) int {
 		open = append(open, st)
 	}
 	s.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), a.timeout)
+	ctx, cancel := context.WithTimeout(ctx, a.timeout)
 	defer cancel()
 	n := 0
 	for _, st := range open {
-		if !a.accepts(ctx, st.r) {
-			st.end(errAuthReplaced)
-			n++
+		if ok, p := a.accepts(ctx, st.r); ok {
+			a.keep(st, p)
+			continue
 		}
+		st.end(errAuthReplaced)
+		n++
 	}
 	return n
 }
 
 // endRefusedStreams ends prev's streams whose opening request c, replacing it, would refuse
-// (streamAcceptance), and logs how many ended.
-func (g *gateway) endRefusedStreams(prev, c *components) {
-	if n := prev.streams.judge(streamAcceptance(prev, c)); n > 0 {
+// (streamAcceptance), and logs how many ended. ctx is the process's (streamSet.judge).
+func (g *gateway) endRefusedStreams(ctx context.Context, prev, c *components) {
+	if n := prev.streams.judge(ctx, streamAcceptance(prev, c)); n > 0 {
 		g.log.Info("streams the replaced configuration opened and the new one refuses ended; their clients open them again under the new one",
 			"streams", n)
 	}
@@ -131,16 +157,18 @@ func streamAcceptance(prev, c *components) acceptance {
 	srv := c.mcpServer
 	switch {
 	case prev.auth == nil && c.auth == nil:
-		return acceptance{accepts: func(_ context.Context, r *http.Request) bool { return srv.AcceptsStream(r, nil) },
-			timeout: time.Second}
+		return acceptance{accepts: func(_ context.Context, r *http.Request) (bool, *authz.Principal) {
+			return srv.AcceptsStream(r, nil), nil
+		}, timeout: time.Second, srv: srv}
 	case prev.auth == nil || c.auth == nil:
-		return acceptance{accepts: func(context.Context, *http.Request) bool { return false }, timeout: time.Second}
+		return acceptance{accepts: func(context.Context, *http.Request) (bool, *authz.Principal) { return false, nil },
+			timeout: time.Second}
 	}
 	auth := c.auth
-	return acceptance{accepts: func(ctx context.Context, r *http.Request) bool {
+	return acceptance{accepts: func(ctx context.Context, r *http.Request) (bool, *authz.Principal) {
 		p, ok := principalOf(ctx, auth, r.Header.Get("Authorization"))
-		return ok && srv.AcceptsStream(r, p)
-	}, timeout: cmp.Or(c.cfg.Auth.FetchTimeout, authz.DefaultFetchTimeout)}
+		return ok && srv.AcceptsStream(r, p), p
+	}, timeout: cmp.Or(c.cfg.Auth.FetchTimeout, authz.DefaultFetchTimeout), srv: srv}
 }
 
 // principalOf is the caller auth verifies the token of an Authorization header as, read as

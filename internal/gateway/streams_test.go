@@ -1,9 +1,13 @@
 package gateway
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"testing"
+	"time"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 )
 
@@ -37,5 +41,42 @@ func TestIsStream(t *testing.T) {
 				t.Fatalf("isStream = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestStreamJudgingEndsWithTheProcess: a reload judges the streams of the set it replaces under
+// the reload lock, within the time a judgement may take (auth.fetchTimeout, an hour here). It
+// judged within a context of its own: a SIGTERM meanwhile (the process's context done) waited
+// for that whole timeout before the drain could start. Now the judging ends with the process's
+// context, and a stream it could not judge is refused (fail closed), its client reconnecting.
+func TestStreamJudgingEndsWithTheProcess(t *testing.T) {
+	var s streamSet
+	r, err := http.NewRequest(http.MethodGet, "http://127.0.0.1/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracked, done := s.track(r)
+	defer done()
+	process, sigterm := context.WithCancel(context.Background())
+	judging := make(chan struct{})
+	a := acceptance{timeout: time.Hour, accepts: func(ctx context.Context, _ *http.Request) (bool, *authz.Principal) {
+		close(judging)
+		<-ctx.Done() // a token check waiting on an issuer that does not answer
+		return false, nil
+	}}
+	ended := make(chan int, 1)
+	go func() { ended <- s.judge(process, a) }()
+	<-judging
+	sigterm()
+	select {
+	case n := <-ended:
+		if n != 1 {
+			t.Errorf("judge ended %d streams, want the one it could not judge", n)
+		}
+	case <-time.After(reloadWait):
+		t.Fatal("judging the streams outlived the process's context")
+	}
+	if cause := context.Cause(tracked.Context()); !errors.Is(cause, errAuthReplaced) {
+		t.Errorf("the stream's context ended with %v, want errAuthReplaced", cause)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/mcphttp"
-	"github.com/mcp-gateway/gateway/metrics"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // How a reload replaces the component set that serves requests (docs/deploy.md, "Changing the
@@ -387,9 +387,14 @@ func (g *gateway) startComponents(c *components) {
 }
 
 // activate makes c the set new requests are served by, and returns the set it replaced (nil at
-// start-up). The gauges of backend health start over from c: every backend's circuit is closed
-// in a new set, and the backends prev had and c has not lose their series.
+// start-up). c's backends carry on with the circuits of prev's that reach the same backend the
+// same way (upstreams.ShareCircuits; taken over here, not when c was built: a set built and then
+// dropped unused must not take the running set's circuits), and the gauges of circuit state
+// show c's: carried over, or closed for a backend new or changed.
 func (g *gateway) activate(c, prev *components) {
+	if prev != nil {
+		upstreams.ShareCircuits(c.backends, prev.backends)
+	}
 	g.sets.add(c)
 	if prev != nil {
 		prev.current.Store(false)
@@ -398,8 +403,8 @@ func (g *gateway) activate(c, prev *components) {
 	if g.vaultSize != nil {
 		g.vaultSize.Set(c.userOAuth)
 	}
-	for _, name := range c.backends.Upstreams() {
-		g.rec.SetCircuitState(name, metrics.CircuitClosed)
+	for name, state := range c.backends.CircuitStates() {
+		g.rec.SetCircuitState(name, circuitGauge(state))
 	}
 	g.current.Store(c)
 }

@@ -277,3 +277,36 @@ func TestLeasedKeeps(t *testing.T) {
 		}
 	}
 }
+
+// TestLeasedReplacedStrandsAtMostOneLease pins what a reload changing rateLimit.lease costs: the
+// replaced limiter's unspent tokens are not given back (its table keeps keys only as digests),
+// so the new one finds the bucket short of at most one lease of the old, and no more; that lease
+// refills at the limit's rate like any spent token, within one window.
+func TestLeasedReplacedStrandsAtMostOneLease(t *testing.T) {
+	srv := testredis.Start(t)
+	clock := newFakeClock()
+	old, r := newLeased(t, srv, "reload:", clock, LeaseOptions{Max: 16})
+	ctx := context.Background()
+	limit := mustParseLimit(t, "8/s burst 128")
+	if d, err := old.Allow(ctx, "k", limit); err != nil || !d.Allowed {
+		t.Fatalf("the first call: %+v, %v", d, err)
+	}
+	next, err := NewLeased(r, LeaseOptions{Max: 8, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted := 0
+	for ; admitted <= 128; admitted++ {
+		d, err := next.Allow(ctx, "k", limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.Allowed {
+			break
+		}
+	}
+	// 128, less the call made, less the rest of the old limiter's lease, stranded.
+	if want := 128 - old.LeaseSize(limit); admitted != want {
+		t.Fatalf("after the limiter was replaced %d calls were admitted at once, want %d: one lease stranded, no more", admitted, want)
+	}
+}

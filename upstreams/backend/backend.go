@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"reflect"
 	"sync"
 	"time"
 
@@ -133,7 +134,10 @@ type Backend struct {
 	direct    *direct.Transport // the transport of a plain-http backend, else nil
 	health    health
 	disc      discoverCache
-	breaker   *breaker     // nil when disabled
+	breaker   *breaker // nil when disabled
+	// circuitOf is what the breaker's record is about (ShareCircuit): the backend it reaches
+	// and how, and the breaker's own settings.
+	circuitOf circuitIdentity
 	creds     *credentials // nil without auth
 	retry     retryPolicy
 	legacy    *legacyState // era detection and the session pool for pre-2026 backends
@@ -153,6 +157,7 @@ func New(uc Config, env *Env) (*Backend, error) {
 		return nil, err
 	}
 	b.breaker = newBreaker(b.name, uc.Breaker, env.CircuitState, env.CallerCircuit)
+	b.circuitOf = circuitIdentity{url: uc.URL, headers: uc.Headers, protocol: uc.Protocol, tls: uc.TLS, auth: uc.Auth, breaker: uc.Breaker}
 	b.retry = newRetryPolicy(uc.Retry)
 	b.creds = newCredentials(b.name, uc.Auth, nil, env.Now)
 	b.legacy.bridge = b.newBridge(&uc.Auth)
@@ -281,6 +286,37 @@ func (b *Backend) Bridge() *legacy.Bridge { return b.legacy.bridge }
 // CircuitState is the backend's circuit state: one of the Circuit constants, CircuitClosed when
 // its breaker is disabled.
 func (b *Backend) CircuitState() int { return b.breaker.current() }
+
+// circuitIdentity is the part of a backend's configuration its circuit's record is about: the
+// backend it reaches (URL, protocol), how (the headers and credentials it sends, its TLS), and
+// the breaker's settings, which give the record its meaning.
+type circuitIdentity struct {
+	url, protocol string
+	headers       map[string]string
+	tls           TLSConfig
+	auth          AuthConfig
+	breaker       BreakerConfig
+}
+
+// ShareCircuit makes b, a reloaded configuration's backend, carry on with the circuit breaker of
+// prev, the backend of the same name it replaces, when both reach the same backend the same way
+// with the same breaker settings (circuitIdentity): a backend whose circuit opened stays failing
+// fast rather than getting full traffic again after every reload, and so does each caller whose
+// own circuit opened. The two then share one breaker, prev's calls still in flight feeding it,
+// and its state changes are reported through b's Env.CircuitState from then on (the state it
+// carries on with is b.CircuitState(), not the closed one b's own breaker reported at New). A changed URL, header,
+// credential or TLS setting starts afresh: the record was about another connection. It must be
+// called before b serves a request; it reports whether the breaker was shared. A function, not
+// a method: Backend's method set is at its bound.
+func ShareCircuit(b, prev *Backend) bool {
+	if b == nil || prev == nil || b.breaker == nil || prev.breaker == nil || b.name != prev.name ||
+		!reflect.DeepEqual(b.circuitOf, prev.circuitOf) {
+		return false
+	}
+	prev.breaker.redirect(b.breaker.onChange)
+	b.breaker = prev.breaker
+	return true
+}
 
 // ErrAnsweredWithError is a request the caller made itself (Post) that the backend answered
 // with a JSON-RPC error, such as a listen it refused: the backend answered, so Record counts it

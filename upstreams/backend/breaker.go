@@ -185,6 +185,15 @@ func newBreaker(name string, c BreakerConfig, onChange func(string, int), onCall
 	return b
 }
 
+// redirect makes b report its state changes to onChange from now on: a reloaded
+// configuration's backend that takes b over (ShareCircuit) reports them to its own gauge, not
+// to the replaced configuration's.
+func (b *breaker) redirect(onChange func(string, int)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.onChange = onChange
+}
+
 func orInt(v, def int) int {
 	if v == 0 {
 		return def

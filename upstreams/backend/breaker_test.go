@@ -301,3 +301,45 @@ func TestBreakerCallerTrialIsOne(t *testing.T) {
 		allowed("after her successful trial")
 	}
 }
+
+// TestShareCircuit: a reloaded configuration's backend carries on with the breaker of the one it
+// replaces, open circuit and all, only when it reaches the same backend the same way with the
+// same breaker settings; from then on the state changes are reported through its own hook.
+func TestShareCircuit(t *testing.T) {
+	var prevReports, reports []int
+	newB := func(cfg Config, hook *[]int) *Backend {
+		t.Helper()
+		env := &Env{Now: time.Now, CircuitState: func(_ string, s int) { *hook = append(*hook, s) }}
+		b, err := New(cfg, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(b.Close)
+		return b
+	}
+	base := Config{Name: "alpha", URL: "http://127.0.0.1:1/mcp", Headers: map[string]string{"X-Team": "a"}, Breaker: BreakerConfig{Failures: 1, Cooldown: time.Hour}}
+	prev := newB(base, &prevReports)
+	prev.breaker.result(time.Now(), chargeNone, OutcomeUnavailable)
+	if prev.CircuitState() != CircuitOpen {
+		t.Fatal("prev's circuit did not open")
+	}
+	changed := base
+	changed.Headers = map[string]string{"X-Team": "b"}
+	otherBreaker := base
+	otherBreaker.Breaker.Failures = 2
+	for name, cfg := range map[string]Config{"headers": changed, "breaker settings": otherBreaker} {
+		var none []int
+		if b := newB(cfg, &none); ShareCircuit(b, prev) || b.CircuitState() != CircuitClosed {
+			t.Errorf("changed %s: the breaker was shared (state %d)", name, b.CircuitState())
+		}
+	}
+	b := newB(base, &reports)
+	if !ShareCircuit(b, prev) || b.CircuitState() != CircuitOpen {
+		t.Fatalf("unchanged: not shared (state %d)", b.CircuitState())
+	}
+	before := len(prevReports)
+	b.breaker.result(time.Now(), chargeNone, OutcomeOK)
+	if got := reports[len(reports)-1]; got != CircuitClosed || len(prevReports) != before {
+		t.Errorf("the close after sharing was reported to the new hook as %d, to the old %d more times", got, len(prevReports)-before)
+	}
+}
