@@ -415,7 +415,7 @@ func (q *clientReq) inBand(err error) error {
 	if q.msg != nil {
 		method = q.msg.Method
 	}
-	return q.c.JSON(http.StatusOK, jsonrpc.AppendError(nil, q.id(), era.LegacyClientError(method, e.RPC)), e.Outcome)
+	return q.c.JSON(http.StatusOK, jsonrpc.AppendError(nil, q.id(), era.LegacyClientError(method, e.Legacy())), e.Outcome)
 }
 
 // keepStatus reports whether an error keeps its HTTP status for a pre-2026 client: the

@@ -1,0 +1,187 @@
+package pre2026
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdkjsonrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/mcphttp"
+	"github.com/mcp-gateway/gateway/mrtr"
+	"github.com/mcp-gateway/gateway/upstreams"
+)
+
+// mrtrWords are the 2026-07-28 terms a pre-2026 client never sent: no error it gets may use
+// them, nor the names of the gateway's packages.
+var mrtrWords = []string{"inputResponses", "requestState", "mrtr", "MRTR", "input_required", "inputRequests", "asks:"}
+
+// noMRTRWords fails t when msg speaks of what a pre-2026 client never sent.
+func noMRTRWords(t *testing.T, msg string) {
+	t.Helper()
+	for _, w := range mrtrWords {
+		if strings.Contains(msg, w) {
+			t.Errorf("the message speaks of %q: %s", w, msg)
+		}
+	}
+}
+
+// sseMessage is one JSON-RPC message of a call's event stream.
+type sseMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// answerConfirmationRaw calls be__wipe as a raw pre-2026 client of version v that declares
+// elicitation, answers the gateway's elicitation/create with result (a shape the go-sdk client
+// would not send), after calling between, and returns the call's last message.
+func answerConfirmationRaw(t *testing.T, url, v, result string, between func()) sseMessage {
+	t.Helper()
+	sid, _ := legacyInit(t, url, v, `{"elicitation":{}}`)
+	req, err := http.NewRequestWithContext(t.Context(), "POST", url,
+		strings.NewReader(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"be__wipe","arguments":{}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = legacyHeaders(v, sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var m sseMessage
+		if err := json.Unmarshal([]byte(data), &m); err != nil {
+			t.Fatalf("event %q: %v", data, err)
+		}
+		switch {
+		case m.Method == "elicitation/create":
+			between()
+			r := do(t, "POST", url, legacyHeaders(v, sid), `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":`+result+`}`)
+			if r.Status != http.StatusAccepted {
+				t.Fatalf("the answer: %d %s", r.Status, r.Body)
+			}
+		case string(m.ID) == "5":
+			return m
+		}
+	}
+	t.Fatalf("the stream ended without the call's answer: %v", sc.Err())
+	return sseMessage{}
+}
+
+// TestLegacyConfirmationAnswerErrors: a pre-2026 client whose answer to the gateway's
+// confirmation form cannot be read is told, with -32602 on the call, what was wrong with its
+// answer to elicitation/create, in its own terms (never inputResponses or mrtr, which it never
+// sent), and the tool is not run. The go-sdk client checks its content against the form's
+// schema before answering, so these shapes are sent by hand; its own refusal, an error answer,
+// is named to it as such (the go-sdk case).
+func TestLegacyConfirmationAnswerErrors(t *testing.T) {
+	var runs atomic.Int32
+	be := mcptest.StartServer(t, "be", destructiveTool(&runs))
+	gw, _ := startAskingGateway(t, gwSpec{Server: mcphttp.Config{ConfirmDestructiveTools: true}}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	const (
+		noApprove = `The answer to the gateway's confirmation request (elicitation/create) has action "accept" but no boolean ` +
+			`"approve" in its content: accept with content {"approve": true} to run the call, or decline; the call was not run`
+		noContent = `The answer to the gateway's confirmation request (elicitation/create) has action "accept" but no content ` +
+			`object: accept with content {"approve": true} to run the call, or decline; the call was not run`
+	)
+	for _, v := range []string{"2025-11-25", "2025-06-18"} {
+		for _, tt := range []struct{ what, result, want string }{
+			{"no approve", `{"action":"accept","content":{"other":true}}`, noApprove},
+			{"approve as a string", `{"action":"accept","content":{"approve":"true"}}`, noApprove},
+			{"approve as a number", `{"action":"accept","content":{"approve":1}}`, noApprove},
+			{"approve null", `{"action":"accept","content":{"approve":null}}`, noApprove},
+			{"no content", `{"action":"accept"}`, noContent},
+			{"content not an object", `{"action":"accept","content":["approve"]}`, noContent},
+		} {
+			t.Run(v+"/"+tt.what, func(t *testing.T) {
+				m := answerConfirmationRaw(t, gw.URL, v, tt.result, func() {})
+				if m.Error == nil || m.Error.Code != -32602 || m.Error.Message != tt.want {
+					t.Fatalf("got %+v %s, want -32602 %q", m.Error, m.Result, tt.want)
+				}
+				noMRTRWords(t, m.Error.Message)
+			})
+		}
+		t.Run(v+"/go-sdk refuses its own answer", func(t *testing.T) {
+			cs := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion(v), mcptest.WithElicitation(mcptest.Accept(map[string]any{"approve": "yes"})))
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "be__wipe", Arguments: map[string]any{}})
+			if err != nil || !res.IsError || !strings.HasPrefix(mcptest.ResultText(res),
+				"The call to be__wipe failed: the client answered elicitation/create with an error instead of a result: ") {
+				t.Fatalf("got %v %+v %q", err, res, mcptest.ResultText(res))
+			}
+			noMRTRWords(t, mcptest.ResultText(res))
+		})
+	}
+	if runs.Load() != 0 {
+		t.Fatalf("the tool ran %d times", runs.Load())
+	}
+}
+
+// TestLegacyConfirmationAnsweredTooLate: a pre-2026 client whose user answers the gateway's
+// confirmation after the sealed state of the call's first round expired (mrtr.ttl shorter than
+// legacy.askTimeout) is told that its answers came too late and to call again, never "Invalid
+// requestState", a state it never held; a 2026-07-28 client still gets the one generic message.
+func TestLegacyConfirmationAnsweredTooLate(t *testing.T) {
+	var runs atomic.Int32
+	be := mcptest.StartServer(t, "be", destructiveTool(&runs))
+	clock := mcptest.NewClock(time.Now())
+	replays, err := store.NewMemory(store.MemoryOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	codec, err := mrtr.New(testStateSealer(t), mrtr.Config{}, replays, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := gwSpec{Server: mcphttp.Config{ConfirmDestructiveTools: true}}
+	spec.Deps.MRTR = codec
+	gw, _ := startLegacyGateway(t, spec, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	const want = "The gateway could not go on with this call after the client's answers: its record of the call's " +
+		"earlier round is no longer valid (it lasts a limited time: the answers may have come too late), so they " +
+		"were not sent on; call again"
+	for _, v := range []string{"2025-11-25", "2025-06-18"} {
+		t.Run(v+"/raw", func(t *testing.T) {
+			m := answerConfirmationRaw(t, gw.URL, v, `{"action":"accept","content":{"approve":true}}`,
+				func() { clock.Advance(mrtr.DefaultTTL + time.Minute) })
+			if m.Error == nil || m.Error.Code != -32602 || m.Error.Message != want {
+				t.Fatalf("got %+v %s, want -32602 %q", m.Error, m.Result, want)
+			}
+		})
+		t.Run(v+"/go-sdk", func(t *testing.T) {
+			cs := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion(v), mcptest.WithElicitation(
+				func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					clock.Advance(mrtr.DefaultTTL + time.Minute)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+				}))
+			_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "be__wipe", Arguments: map[string]any{}})
+			var we *sdkjsonrpc.Error
+			if !errors.As(err, &we) || we.Code != -32602 || we.Message != want {
+				t.Fatalf("got %v, want -32602 %q", err, want)
+			}
+			noMRTRWords(t, we.Message)
+		})
+	}
+	if runs.Load() != 0 {
+		t.Fatalf("the tool ran %d times", runs.Load())
+	}
+}
