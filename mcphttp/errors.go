@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/outcome"
@@ -24,6 +27,9 @@ type Error struct {
 	// server.draftErrors: [denials] a tools/call refused with it is answered as a failed tool
 	// call carrying SEP-2643's envelope instead (denials.go).
 	denial *denial
+	// unknown, when set, is the kind of item ("tool", "prompt") an unknown-name answer
+	// refuses, which the pipeline names as its caller sent it (errUnknownName).
+	unknown string
 	// legacy, when set, is the JSON-RPC error a pre-2026 client gets instead of RPC: RPC
 	// speaks of what only a 2026-07-28 client sends (Legacy).
 	legacy *jsonrpc.Error
@@ -143,9 +149,39 @@ func headerMismatch(msg string) *Error {
 
 // errUnknownName is the answer for a tool, prompt or resource that does not exist or that no
 // policy rule could grant to this caller: the same bytes either way, so a caller cannot probe
-// for names it may not use (docs/architecture.md, stage authorize).
+// for names it may not use (docs/architecture.md, stage authorize). Whichever stage refuses
+// it, the pipeline then names a tool or prompt as its caller sent it (namedUnknown,
+// unknownNamed), from the request alone, never from what the refusing stage knew. A resource
+// keeps the bare answer: a backend's result that names only hidden resources is answered with
+// the same bytes from upstreams (names.HiddenResourceMessage), which has no URI to name.
 func errUnknownName(kind string) *Error {
-	return invalidParams("Invalid params: unknown " + kind)
+	e := invalidParams("Invalid params: unknown " + kind)
+	e.unknown = kind
+	return e
+}
+
+// maxNameEcho bounds, in bytes, the name an unknown-name answer quotes back to its caller.
+const maxNameEcho = 128
+
+// unknownNamed is the unknown-name answer that names what its caller sent: name quoted, its
+// control and other unprintable characters escaped (strconv.Quote), cut to maxNameEcho bytes
+// (then "..." follows the quote); a tool or prompt name without sep, the configured namespace
+// separator ("" when names are not namespaced), gets a hint of how names are made. It is only
+// ever the answer to the caller that sent name, never a log line.
+func unknownNamed(kind, name, sep string) *Error {
+	cut := ""
+	if len(name) > maxNameEcho {
+		i := maxNameEcho
+		for i > 0 && !utf8.RuneStart(name[i]) {
+			i--
+		}
+		name, cut = name[:i], "..."
+	}
+	msg := "Invalid params: unknown " + kind + " " + strconv.Quote(name) + cut
+	if sep != "" && (kind == "tool" || kind == "prompt") && !strings.Contains(name, sep) {
+		msg += ": " + kind + "s are named <backend>" + sep + "<" + kind + ">"
+	}
+	return invalidParams(msg)
 }
 
 // ErrShuttingDown is the cause with which the gateway cancels the requests still running when
