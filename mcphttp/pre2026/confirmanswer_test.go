@@ -185,3 +185,41 @@ func TestLegacyConfirmationAnsweredTooLate(t *testing.T) {
 		t.Fatalf("the tool ran %d times", runs.Load())
 	}
 }
+
+// TestModernConfirmationAnswerErrorsUnchanged: a 2026-07-28 client, which does send
+// inputResponses and requestState, keeps the texts that name them, on the same gateway as the
+// pre-2026 clients of TestLegacyConfirmationAnswerErrors.
+func TestModernConfirmationAnswerErrorsUnchanged(t *testing.T) {
+	var runs atomic.Int32
+	be := mcptest.StartServer(t, "be", destructiveTool(&runs))
+	gw, _ := startAskingGateway(t, gwSpec{Server: mcphttp.Config{ConfirmDestructiveTools: true}}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	call := func(extra string) *response {
+		return do(t, "POST", gw.URL, mcptest.RequestHeaders("tools/call", "be__wipe"),
+			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+meta+`,"name":"be__wipe","arguments":{}`+extra+`}}`)
+	}
+	first := call("")
+	var ir struct {
+		RequestState string `json:"requestState"`
+	}
+	if first.Status != 200 || json.Unmarshal(first.RPC.Result, &ir) != nil || ir.RequestState == "" {
+		t.Fatalf("first call: %d %s", first.Status, first.Body)
+	}
+	state := `,"requestState":"` + ir.RequestState + `"`
+	for _, tt := range []struct{ answer, want string }{
+		{`{"action":"accept","content":{"approve":"true"}}`, `Invalid params: inputResponses: mrtr: malformed confirmation response: accept without a boolean "approve"`},
+		{`{"action":"accept"}`, `Invalid params: inputResponses: mrtr: malformed confirmation response: accept without content`},
+	} {
+		r := call(`,"inputResponses":{"` + mrtr.ConfirmKey + `":` + tt.answer + `}` + state)
+		if r.Status != 400 || r.RPC.Error == nil || r.RPC.Error.Code != -32602 || r.RPC.Error.Message != tt.want {
+			t.Errorf("%s: %d %s, want 400 -32602 %q", tt.answer, r.Status, r.Body, tt.want)
+		}
+	}
+	if r := call(`,"inputResponses":{"` + mrtr.ConfirmKey + `":{"action":"accept","content":{"approve":true}}},"requestState":"x"`); r.Status != 400 ||
+		r.RPC.Error == nil || r.RPC.Error.Message != mrtr.ClientMessage {
+		t.Errorf("a bad requestState: %d %s, want %q", r.Status, r.Body, mrtr.ClientMessage)
+	}
+	if runs.Load() != 0 {
+		t.Fatalf("the tool ran %d times", runs.Load())
+	}
+}
