@@ -85,6 +85,10 @@ func TestUnknownNamesNamedAlike(t *testing.T) {
 			t.Errorf("%q: %s, want the message %s", tt.name, r, tt.want)
 		}
 	}
+	if r := raw.Post(t, gw.url(), sid, body("prompts/get", mcptest.PromptGreet, false)); !strings.Contains(r.Body,
+		`"message":"Invalid params: unknown prompt \"`+mcptest.PromptGreet+`\": prompts are named \u003cbackend\u003e__\u003cprompt\u003e"`) {
+		t.Errorf("a prompt named without its backend: %s", r)
+	}
 	for _, ex := range alpha.Requests() {
 		if m := ex.Header.Get("Mcp-Method"); m == "tools/call" || m == "prompts/get" {
 			t.Errorf("the backend was sent %s", m)
