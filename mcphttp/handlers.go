@@ -126,8 +126,8 @@ func (x *request) resolve(kind upstreams.Kind, name string) error {
 // refused it (no route, hidden by policy, left out by a tool set, not listed), so a hidden name
 // and a missing one get the same bytes.
 func namedUnknown(x *request, err error) error {
-	e, ok := err.(*Error)
-	if !ok || e.unknown == "" || e.unknown == "resource" || x.mutated || x.in.h == nil || x.in.h.target == nil {
+	var e *Error
+	if !errors.As(err, &e) || e.unknown == "" || e.unknown == "resource" || x.mutated || x.in.h == nil || x.in.h.target == nil {
 		// An interceptor's mutation named the item, not the caller: the bare answer.
 		return err
 	}
