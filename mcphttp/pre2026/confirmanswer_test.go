@@ -48,8 +48,9 @@ type sseMessage struct {
 
 // answerConfirmationRaw calls be__wipe as a raw pre-2026 client of version v that declares
 // elicitation, answers the gateway's elicitation/create with result (a shape the go-sdk client
-// would not send), after calling between, and returns the call's last message.
-func answerConfirmationRaw(t *testing.T, url, v, result string, between func()) sseMessage {
+// would not send), after calling between with the session and the request's id, and returns
+// the call's last message.
+func answerConfirmationRaw(t *testing.T, url, v, result string, between func(sid string, id json.RawMessage)) sseMessage {
 	t.Helper()
 	sid, _ := legacyInit(t, url, v, `{"elicitation":{}}`)
 	req, err := http.NewRequestWithContext(t.Context(), "POST", url,
@@ -76,7 +77,7 @@ func answerConfirmationRaw(t *testing.T, url, v, result string, between func()) 
 		}
 		switch {
 		case m.Method == "elicitation/create":
-			between()
+			between(sid, m.ID)
 			r := do(t, "POST", url, legacyHeaders(v, sid), `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":`+result+`}`)
 			if r.Status != http.StatusAccepted {
 				t.Fatalf("the answer: %d %s", r.Status, r.Body)
@@ -115,13 +116,30 @@ func TestLegacyConfirmationAnswerErrors(t *testing.T) {
 			{"content not an object", `{"action":"accept","content":["approve"]}`, noContent},
 		} {
 			t.Run(v+"/"+tt.what, func(t *testing.T) {
-				m := answerConfirmationRaw(t, gw.URL, v, tt.result, func() {})
+				m := answerConfirmationRaw(t, gw.URL, v, tt.result, func(string, json.RawMessage) {})
 				if m.Error == nil || m.Error.Code != -32602 || m.Error.Message != tt.want {
 					t.Fatalf("got %+v %s, want -32602 %q", m.Error, m.Result, tt.want)
 				}
 				noMRTRWords(t, m.Error.Message)
 			})
 		}
+		t.Run(v+"/an action it does not have", func(t *testing.T) {
+			// Refused on its own POST, saying what the result needs; the request still waits,
+			// and the client's good answer that follows is taken.
+			m := answerConfirmationRaw(t, gw.URL, v, `{"action":"decline"}`, func(sid string, id json.RawMessage) {
+				for _, res := range []string{`{"action":"approve"}`, `{"content":{"approve":true}}`, `{"action":["accept"]}`} {
+					r := do(t, "POST", gw.URL, legacyHeaders(v, sid), `{"jsonrpc":"2.0","id":`+string(id)+`,"result":`+res+`}`)
+					const want = `Invalid params: this answer to elicitation/create was not taken: its result needs an "action" of ` +
+						`"accept", "decline" or "cancel"; answer again`
+					if r.RPC.Error == nil || r.RPC.Error.Code != -32602 || r.RPC.Error.Message != want {
+						t.Errorf("%s: %d %s, want -32602 %q", res, r.Status, r.Body, want)
+					}
+				}
+			})
+			if m.Error != nil || !strings.Contains(string(m.Result), `"isError":true`) {
+				t.Fatalf("declined after the bad answers: %+v %s", m.Error, m.Result)
+			}
+		})
 		t.Run(v+"/go-sdk refuses its own answer", func(t *testing.T) {
 			cs := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion(v), mcptest.WithElicitation(mcptest.Accept(map[string]any{"approve": "yes"})))
 			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "be__wipe", Arguments: map[string]any{}})
@@ -162,7 +180,7 @@ func TestLegacyConfirmationAnsweredTooLate(t *testing.T) {
 	for _, v := range []string{"2025-11-25", "2025-06-18"} {
 		t.Run(v+"/raw", func(t *testing.T) {
 			m := answerConfirmationRaw(t, gw.URL, v, `{"action":"accept","content":{"approve":true}}`,
-				func() { clock.Advance(mrtr.DefaultTTL + time.Minute) })
+				func(string, json.RawMessage) { clock.Advance(mrtr.DefaultTTL + time.Minute) })
 			if m.Error == nil || m.Error.Code != -32602 || m.Error.Message != want {
 				t.Fatalf("got %+v %s, want -32602 %q", m.Error, m.Result, want)
 			}

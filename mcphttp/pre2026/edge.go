@@ -365,7 +365,11 @@ func (q *clientReq) deliver(answer *jsonrpc.Message) error {
 // answer nobody waits for (forged, used, expired, another session's, for a replica that is gone):
 // 400. limited builds the 429 in the shape the server's draftErrors select (Incoming.Limited).
 func answerRefused(err error, limited func(time.Duration, string) *mcphttp.Error) error {
+	var bad *badResultError
 	switch {
+	case errors.As(err, &bad):
+		// The answer's own shape: the request it answers still waits for a good one.
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: "+bad.Error())
 	case errors.Is(err, errAsksBusy):
 		return limited(time.Second, "Too many of this caller's answers are on their way "+
 			"to other replicas of the gateway; send this one again shortly")
