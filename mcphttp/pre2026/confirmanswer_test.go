@@ -241,3 +241,28 @@ func TestModernConfirmationAnswerErrorsUnchanged(t *testing.T) {
 		t.Fatalf("the tool ran %d times", runs.Load())
 	}
 }
+
+// TestLegacyUnreadableAnswer: a pre-2026 client's response the gateway cannot read as an answer
+// (a result that is not an object, both a result and an error) is told what a response needs,
+// never that clients must not send responses, which a 2025 client does; a 2026-07-28 client,
+// which must not, is still told so.
+func TestLegacyUnreadableAnswer(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw, _ := startAskingGateway(t, gwSpec{}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	const want = `Invalid Request: this answer cannot be read: a response needs a "result" object or an "error" object ` +
+		`with a "code" and a "message", not both`
+	for _, v := range []string{"2025-11-25", "2025-06-18", "2025-03-26"} {
+		sid, _ := legacyInit(t, gw.URL, v, `{"elicitation":{}}`)
+		for _, b := range []string{`{"jsonrpc":"2.0","id":"x","result":"accept"}`, `{"jsonrpc":"2.0","id":"x","result":[1]}`,
+			`{"jsonrpc":"2.0","id":"x","result":{},"error":{"code":1,"message":"m"}}`} {
+			r := do(t, "POST", gw.URL, legacyHeaders(v, sid), b)
+			if r.Status != http.StatusBadRequest || r.RPC.Error == nil || r.RPC.Error.Code != -32600 || r.RPC.Error.Message != want {
+				t.Errorf("%s %s: %d %s, want 400 -32600 %q", v, b, r.Status, r.Body, want)
+			}
+		}
+	}
+	r := do(t, "POST", gw.URL, mcptest.RequestHeaders("tools/call", ""), `{"jsonrpc":"2.0","id":"x","result":"accept"}`)
+	if r.RPC.Error == nil || r.RPC.Error.Message != "Invalid Request: clients must not send responses" {
+		t.Errorf("a 2026-07-28 client's response: %d %s", r.Status, r.Body)
+	}
+}

@@ -160,11 +160,17 @@ func (e *Edge) ServePost(in *mcphttp.Incoming, decodeErr error) (bool, error) {
 		return true, q.rpcError(rpc)
 	case decodeErr != nil:
 		m := answerOf(in, decodeErr)
-		if m == nil {
+		if m == nil && !isResponseRefusal(decodeErr) {
 			return false, nil
 		}
 		if class = classify("", nil, in.Header(), served); class != classSession && class != classSessionless {
 			return false, nil
+		}
+		if m == nil {
+			// A 2025 client does send responses: it is told what this one lacks, never
+			// that clients must not send them.
+			q.label()
+			return true, errUnreadableAnswer
 		}
 		answer = m
 	default:
@@ -178,13 +184,23 @@ func (e *Edge) ServePost(in *mcphttp.Incoming, decodeErr error) (bool, error) {
 	return true, q.inBand(q.serve(class, answer))
 }
 
+// errUnreadableAnswer is the refusal of a pre-2026 client's response that is not one the gateway
+// can read as an answer: a result that is not an object, an error that is not one, or both.
+var errUnreadableAnswer = jsonrpc.NewError(jsonrpc.CodeInvalidRequest, `Invalid Request: this answer cannot be read: `+
+	`a response needs a "result" object or an "error" object with a "code" and a "message", not both`)
+
+// isResponseRefusal reports whether the strict decode refused the body for being a response.
+func isResponseRefusal(decodeErr error) bool {
+	var rpc *jsonrpc.Error
+	return errors.As(decodeErr, &rpc) && rpc.Code == jsonrpc.CodeInvalidRequest &&
+		rpc.Message == "Invalid Request: clients must not send responses"
+}
+
 // answerOf returns the JSON-RPC response the body is, when the strict decode refused it only
 // for being one: it passed every other check (strict scanning included), so it may be read as
 // a client's answer. Anything else is nil.
 func answerOf(in *mcphttp.Incoming, decodeErr error) *jsonrpc.Message {
-	var rpc *jsonrpc.Error
-	if !errors.As(decodeErr, &rpc) || rpc.Code != jsonrpc.CodeInvalidRequest ||
-		rpc.Message != "Invalid Request: clients must not send responses" {
+	if !isResponseRefusal(decodeErr) {
 		return nil
 	}
 	m, err := jsonrpc.DecodeMessage(in.Body(), in.Limits())
