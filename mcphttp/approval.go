@@ -109,7 +109,7 @@ func (c *confirmer) answerApproval(x *request, st *mrtr.State, b mrtr.Binding) (
 	outcome, err := mrtr.EvaluateURL(x.in.params.InputResponses, mrtr.ConfirmKey)
 	switch outcome {
 	case mrtr.OutcomeMalformed:
-		return nil, false, invalidParams("Invalid params: inputResponses: " + errString(err))
+		return nil, false, malformedAnswer(err)
 	}
 	id := hex.EncodeToString(st.Nonce[:])
 	if outcome == mrtr.OutcomeDeclined || outcome == mrtr.OutcomeCancelled {

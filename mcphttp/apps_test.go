@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -59,7 +60,7 @@ func TestAppsRoute(t *testing.T) {
 	} {
 		r := callName(t, url, tt.name)
 		if tt.want == "" {
-			if r.Status != 400 || r.RPC.Error == nil || r.RPC.Error.Code != jsonrpc.CodeInvalidParams || r.RPC.Error.Message != "Invalid params: unknown tool" {
+			if r.Status != 400 || r.RPC.Error == nil || r.RPC.Error.Code != jsonrpc.CodeInvalidParams || r.RPC.Error.Message != unknownToolText(tt.name) {
 				t.Errorf("%s: %d %s, want the unknown-tool answer", tt.name, r.Status, r.Body)
 			}
 			continue
@@ -117,7 +118,7 @@ func TestAppsSearchNeverTakesBackendNames(t *testing.T) {
 // being left to the host.
 func TestAppsOff(t *testing.T) {
 	url := appsGatewaySwitch(t, Config{}, false, false)
-	if r := callName(t, url, "refresh_dashboard"); r.Status != 400 || r.RPC.Error == nil || r.RPC.Error.Message != "Invalid params: unknown tool" {
+	if r := callName(t, url, "refresh_dashboard"); r.Status != 400 || r.RPC.Error == nil || r.RPC.Error.Message != unknownToolText("refresh_dashboard") {
 		t.Errorf("own name with apps off: %d %s", r.Status, r.Body)
 	}
 	if r := callName(t, url, "alpha__refresh_dashboard"); r.Status != 200 || !strings.Contains(string(r.RPC.Result), "refresh_dashboard of weather") {
@@ -163,4 +164,14 @@ func TestAppsOwnNameThatIsNamespaced(t *testing.T) {
 		t.Fatalf("%s: %d %s; calls alpha %d, plain %d", own, r.Status, r.Body,
 			len(alpha.RequestsOf("tools/call")), len(plain.RequestsOf("tools/call")))
 	}
+}
+
+// unknownToolText is the unknown-tool answer for name with the default separator: quoted, with
+// the hint when it has no separator.
+func unknownToolText(name string) string {
+	msg := "Invalid params: unknown tool " + strconv.Quote(name)
+	if !strings.Contains(name, upstreams.DefaultSeparator) {
+		msg += ": tools are named <backend>__<tool>"
+	}
+	return msg
 }

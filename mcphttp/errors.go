@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/outcome"
+	"github.com/mcp-gateway/gateway/mrtr"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -23,6 +27,12 @@ type Error struct {
 	// server.draftErrors: [denials] a tools/call refused with it is answered as a failed tool
 	// call carrying SEP-2643's envelope instead (denials.go).
 	denial *denial
+	// unknown, when set, is the kind of item ("tool", "prompt") an unknown-name answer
+	// refuses, which the pipeline names as its caller sent it (errUnknownName).
+	unknown string
+	// legacy, when set, is the JSON-RPC error a pre-2026 client gets instead of RPC: RPC
+	// speaks of what only a 2026-07-28 client sends (Legacy).
+	legacy *jsonrpc.Error
 }
 
 func (e *Error) Error() string {
@@ -30,6 +40,48 @@ func (e *Error) Error() string {
 		return e.RPC.Error()
 	}
 	return http.StatusText(e.Status)
+}
+
+// Legacy is the JSON-RPC error a pre-2026 client is answered with: RPC, unless RPC speaks of
+// what a 2025 client never sent (inputResponses, requestState: the gateway builds them from
+// its answers to elicitation/create), when it is the same code worded for what that client did
+// send. Nil when e has no JSON-RPC error.
+func (e *Error) Legacy() *jsonrpc.Error {
+	if e.legacy != nil {
+		return e.legacy
+	}
+	return e.RPC
+}
+
+// malformedAnswer is the -32602 for a retry whose answer to the gateway's own confirmation
+// (form or approval page) cannot be read: err, an error wrapping mrtr.ErrMalformedResponse,
+// names the problem in inputResponses for a 2026-07-28 client; a pre-2026 client is told what
+// was wrong with its answer to elicitation/create. Nothing was run either way.
+func malformedAnswer(err error) *Error {
+	e := invalidParams("Invalid params: inputResponses: " + errString(err))
+	const answer = "The answer to the gateway's confirmation request (elicitation/create) "
+	why := `is not an elicitation result with an action of "accept", "decline" or "cancel"`
+	switch mrtr.Problem(err) {
+	case mrtr.AnswerNoContent:
+		why = `has action "accept" but no content object: accept with content {"` + mrtr.ApproveField + `": true} to run the call, or decline`
+	case mrtr.AnswerNoApprove:
+		why = `has action "accept" but no boolean "` + mrtr.ApproveField + `" in its content: accept with content {"` +
+			mrtr.ApproveField + `": true} to run the call, or decline`
+	}
+	e.legacy = jsonrpc.NewError(jsonrpc.CodeInvalidParams, answer+why+"; the call was not run")
+	return e
+}
+
+// stateRejected is the one -32602 every bad requestState gets (mrtr.ClientMessage), so a
+// client learns nothing about why. A pre-2026 client never held the state: the gateway sealed
+// it between rounds of its answers, so only time (mrtr.ttl passing while the user answered) or
+// the gateway's own keys can have made it fail; it is told so, as nothing it sent.
+func stateRejected() *Error {
+	e := invalidParams(mrtr.ClientMessage)
+	e.legacy = jsonrpc.NewError(jsonrpc.CodeInvalidParams, "The gateway could not go on with this call after the "+
+		"client's answers: its record of the call's earlier round is no longer valid (it lasts a limited time: the "+
+		"answers may have come too late), so they were not sent on; call again")
+	return e
 }
 
 // Outcome labels come from the gateway's one outcome set, so the access log, the spans and the
@@ -97,9 +149,39 @@ func headerMismatch(msg string) *Error {
 
 // errUnknownName is the answer for a tool, prompt or resource that does not exist or that no
 // policy rule could grant to this caller: the same bytes either way, so a caller cannot probe
-// for names it may not use (docs/architecture.md, stage authorize).
+// for names it may not use (docs/architecture.md, stage authorize). Whichever stage refuses
+// it, the pipeline then names a tool or prompt as its caller sent it (namedUnknown,
+// unknownNamed), from the request alone, never from what the refusing stage knew. A resource
+// keeps the bare answer: a backend's result that names only hidden resources is answered with
+// the same bytes from upstreams (names.HiddenResourceMessage), which has no URI to name.
 func errUnknownName(kind string) *Error {
-	return invalidParams("Invalid params: unknown " + kind)
+	e := invalidParams("Invalid params: unknown " + kind)
+	e.unknown = kind
+	return e
+}
+
+// maxNameEcho bounds, in bytes, the name an unknown-name answer quotes back to its caller.
+const maxNameEcho = 128
+
+// unknownNamed is the unknown-name answer that names what its caller sent: name quoted, its
+// control and other unprintable characters escaped (strconv.Quote), cut to maxNameEcho bytes
+// (then "..." follows the quote); a tool or prompt name without sep, the configured namespace
+// separator ("" when names are not namespaced), gets a hint of how names are made. It is only
+// ever the answer to the caller that sent name, never a log line.
+func unknownNamed(kind, name, sep string) *Error {
+	cut := ""
+	if len(name) > maxNameEcho {
+		i := maxNameEcho
+		for i > 0 && !utf8.RuneStart(name[i]) {
+			i--
+		}
+		name, cut = name[:i], "..."
+	}
+	msg := "Invalid params: unknown " + kind + " " + strconv.Quote(name) + cut
+	if sep != "" && (kind == "tool" || kind == "prompt") && !strings.Contains(name, sep) {
+		msg += ": " + kind + "s are named <backend>" + sep + "<" + kind + ">"
+	}
+	return invalidParams(msg)
 }
 
 // ErrShuttingDown is the cause with which the gateway cancels the requests still running when

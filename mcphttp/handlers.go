@@ -121,6 +121,33 @@ func (x *request) resolve(kind upstreams.Kind, name string) error {
 	return nil
 }
 
+// namedUnknown is err, unless err is an unknown-name answer for a tool or prompt
+// (errUnknownName): then the answer that names the item as the request names it, whichever stage
+// refused it (no route, hidden by policy, left out by a tool set, not listed), so a hidden name
+// and a missing one get the same bytes.
+func namedUnknown(x *request, err error) error {
+	var e *Error
+	if !errors.As(err, &e) || e.unknown == "" || e.unknown == "resource" || x.mutated || x.in.h == nil || x.in.h.target == nil {
+		// An interceptor's mutation named the item, not the caller: the bare answer.
+		return err
+	}
+	kind, name, terr := x.in.h.target(x)
+	if terr != nil || kind == upstreams.KindResource {
+		return err
+	}
+	return unknownNamed(e.unknown, name, separator(x.s.backends))
+}
+
+// separator is the namespace separator backends is configured with, "" when names are not
+// namespaced (upstreams.noPrefix).
+func separator(backends *upstreams.Registry) string {
+	n := backends.Namespaced(upstreams.KindTool, upstreams.Target{Upstream: "b", Name: "t"})
+	if len(n) < 3 {
+		return ""
+	}
+	return n[1 : len(n)-1]
+}
+
 // forward is stage forward, with the sealing of a backend's round-trip state and the relay
 // inside it: it calls target's backend in the backend's span and relays the backend's stream
 // to the client as it comes.

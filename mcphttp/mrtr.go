@@ -177,7 +177,7 @@ func (c *confirmer) rejectState(x *request, err error) error {
 	c.log.LogAttrs(x.ctx, slog.LevelWarn, "requestState rejected",
 		slog.String("request_id", x.requestID), slog.String("reason", reason),
 		slog.String("subject", x.subject()), slog.String("name", railName(x)))
-	return invalidParams(mrtr.ClientMessage)
+	return stateRejected()
 }
 
 // consume makes a state single-use through the shared store. A store that cannot answer fails
@@ -244,7 +244,7 @@ func (c *confirmer) answerConfirmation(x *request, st *mrtr.State, b mrtr.Bindin
 	case mrtr.OutcomeMissing:
 		return nil, true, c.askConfirmation(x, b)
 	case mrtr.OutcomeMalformed:
-		return nil, false, invalidParams("Invalid params: inputResponses: " + errString(err))
+		return nil, false, malformedAnswer(err)
 	}
 	if err := c.consume(x, st); err != nil {
 		return nil, false, err

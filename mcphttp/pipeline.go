@@ -84,6 +84,9 @@ func (s *Server) run(x *request) error {
 			continue
 		}
 		done, err := st.run(s, x)
+		if err != nil {
+			err = namedUnknown(x, err)
+		}
 		if err != nil && s.drafts.denials {
 			// A refusal the draft gives another shape (denials.go); with the switch off
 			// this costs the one test.

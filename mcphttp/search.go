@@ -354,7 +354,7 @@ func (sr *searcher) unwrapCall(x *request) error {
 		return err
 	}
 	if name == findToolsName || name == callToolName {
-		return errUnknownName("tool")
+		return unknownNamed("tool", name, separator(x.s.backends))
 	}
 	raw, err := innerParams(x.in.req.Params, name, args)
 	if err != nil {

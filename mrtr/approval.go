@@ -2,7 +2,6 @@ package mrtr
 
 import (
 	"encoding/json"
-	"fmt"
 	"strconv"
 )
 
@@ -98,5 +97,5 @@ func EvaluateURL(inputResponses json.RawMessage, key string) (Outcome, error) {
 	case "cancel":
 		return OutcomeCancelled, nil
 	}
-	return OutcomeMalformed, fmt.Errorf("%w: unknown action", ErrMalformedResponse)
+	return OutcomeMalformed, malformed(AnswerUnknownAction, "unknown action")
 }

@@ -159,7 +159,7 @@ func Evaluate(inputResponses json.RawMessage, key string) (Outcome, error) {
 	case "accept":
 		return evaluateAccept(res["content"])
 	}
-	return OutcomeMalformed, fmt.Errorf("%w: unknown action", ErrMalformedResponse)
+	return OutcomeMalformed, malformed(AnswerUnknownAction, "unknown action")
 }
 
 // elicitAnswer reads the elicitation result under key in a retry's inputResponses: its action
@@ -172,11 +172,11 @@ func elicitAnswer(inputResponses json.RawMessage, key string) (action string, re
 	}
 	// Duplicate keys could hide a decline behind an accept; reject them.
 	if _, err := canonical(trimmed); err != nil {
-		return "", nil, OutcomeMalformed, fmt.Errorf("%w: %w", ErrMalformedResponse, err)
+		return "", nil, OutcomeMalformed, &answerError{problem: AnswerUnreadable, cause: err}
 	}
 	var responses map[string]json.RawMessage
 	if err := json.Unmarshal(trimmed, &responses); err != nil {
-		return "", nil, OutcomeMalformed, fmt.Errorf("%w: inputResponses is not an object", ErrMalformedResponse)
+		return "", nil, OutcomeMalformed, malformed(AnswerUnreadable, "inputResponses is not an object")
 	}
 	raw, ok := responses[key]
 	if !ok {
@@ -184,7 +184,7 @@ func elicitAnswer(inputResponses json.RawMessage, key string) (action string, re
 	}
 	// Maps, not structs: encoding/json matches struct fields case-insensitively.
 	if json.Unmarshal(raw, &res) != nil || json.Unmarshal(res["action"], &action) != nil || action == "" {
-		return "", nil, OutcomeMalformed, fmt.Errorf("%w: not an elicitation result", ErrMalformedResponse)
+		return "", nil, OutcomeMalformed, malformed(AnswerNotResult, "not an elicitation result")
 	}
 	return action, res, OutcomeMissing, nil
 }
@@ -192,7 +192,7 @@ func elicitAnswer(inputResponses json.RawMessage, key string) (action string, re
 func evaluateAccept(rawContent json.RawMessage) (Outcome, error) {
 	var content map[string]json.RawMessage
 	if json.Unmarshal(rawContent, &content) != nil {
-		return OutcomeMalformed, fmt.Errorf("%w: accept without content", ErrMalformedResponse)
+		return OutcomeMalformed, malformed(AnswerNoContent, "accept without content")
 	}
 	switch string(bytes.TrimSpace(content[ApproveField])) {
 	case "true":
@@ -200,7 +200,7 @@ func evaluateAccept(rawContent json.RawMessage) (Outcome, error) {
 	case "false":
 		return OutcomeDeclined, nil
 	}
-	return OutcomeMalformed, fmt.Errorf("%w: accept without a boolean %q", ErrMalformedResponse, ApproveField)
+	return OutcomeMalformed, malformed(AnswerNoApprove, fmt.Sprintf("accept without a boolean %q", ApproveField))
 }
 
 // DeclaresFormElicitation reports whether a request's clientCapabilities

@@ -32,6 +32,58 @@ var (
 	ErrMalformedResponse = errors.New("mrtr: malformed confirmation response")
 )
 
+// AnswerProblem is what is wrong with a client's answer to a gateway confirmation (an error
+// wrapping ErrMalformedResponse), a closed set. Each edge words it for its own clients: a
+// 2026-07-28 client sent inputResponses, a 2025 client only answered elicitation/create.
+type AnswerProblem uint8
+
+// Answer problems. The zero value is no problem (an error that is not a malformed answer).
+const (
+	// AnswerUnreadable: inputResponses is not one JSON object (duplicate keys, not an object).
+	AnswerUnreadable AnswerProblem = iota + 1
+	// AnswerNotResult: the answer is not an object with a non-empty string action.
+	AnswerNotResult
+	// AnswerUnknownAction: its action is none of accept, decline and cancel.
+	AnswerUnknownAction
+	// AnswerNoContent: it accepts without a content object.
+	AnswerNoContent
+	// AnswerNoApprove: it accepts with content whose ApproveField is not a boolean.
+	AnswerNoApprove
+)
+
+// answerError is a malformed answer: it matches ErrMalformedResponse, and its text is the one
+// a 2026-07-28 client is given ("mrtr: malformed confirmation response: <detail>").
+type answerError struct {
+	problem AnswerProblem
+	detail  string
+	cause   error
+}
+
+func malformed(problem AnswerProblem, detail string) error {
+	return &answerError{problem: problem, detail: detail}
+}
+
+func (e *answerError) Error() string {
+	if e.cause != nil {
+		return fmt.Sprintf("%v: %v", ErrMalformedResponse, e.cause)
+	}
+	return fmt.Sprintf("%v: %s", ErrMalformedResponse, e.detail)
+}
+
+func (e *answerError) Is(target error) bool { return target == ErrMalformedResponse }
+
+func (e *answerError) Unwrap() error { return e.cause }
+
+// Problem returns what is wrong with the answer err refuses, or 0 when err is not a malformed
+// answer.
+func Problem(err error) AnswerProblem {
+	var ae *answerError
+	if errors.As(err, &ae) {
+		return ae.problem
+	}
+	return 0
+}
+
 // ClientMessage is the one -32602 message a client gets for any rejected
 // requestState; the reason goes only to metrics and logs.
 const ClientMessage = "Invalid requestState"

@@ -205,7 +205,7 @@ func TestAppsPolicyConfirmPinsSeeNamespaced(t *testing.T) {
 
 	alpha.Reset()
 	if status, res := rawCall(t, gw, tok, mcptest.AppRefreshTool, `{}`, ""); status != 400 || res.Error == nil ||
-		res.Error.Message != "Invalid params: unknown tool" || toolCalls(alpha) != 0 {
+		res.Error.Message != `Invalid params: unknown tool "`+mcptest.AppRefreshTool+`": tools are named <backend>__<tool>` || toolCalls(alpha) != 0 {
 		t.Errorf("denied app call: %d %+v, backend calls %d", status, res.Error, toolCalls(alpha))
 	}
 	for _, tt := range []struct{ name, args, named string }{

@@ -390,7 +390,9 @@ func TestDPoPNoncesAndRules(t *testing.T) {
 			t.Fatalf("the backend received %d calls, want 1", toolCalls(alpha))
 		}
 	})
-	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+	// Every revision the pre-2026 edge serves authenticates through the same stage: docs/dpop.md
+	// names them all.
+	for _, version := range []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"} {
 		t.Run("go-sdk client "+version, func(t *testing.T) {
 			tr := newDPoPTransport(t, caller)
 			opts := []mcptest.ClientOption{mcptest.WithRoundTripper(tr)}

@@ -34,4 +34,8 @@ func TestAnswerRefused(t *testing.T) {
 	if err := answerRefused(errors.New("sealed answer does not open"), limited); !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidRequest {
 		t.Fatalf("an answer nobody waits for: %v", err)
 	}
+	if err := answerRefused(&badResultError{Method: "roots/list"}, limited); !errors.As(err, &rpc) || rpc.Code != jsonrpc.CodeInvalidParams ||
+		rpc.Message != `Invalid params: this answer to roots/list was not taken: its result needs a "roots" array; answer again` {
+		t.Fatalf("a result its request cannot take: %v", err)
+	}
 }

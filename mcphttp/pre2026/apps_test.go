@@ -25,14 +25,15 @@ func TestAppsOwnNamesNotFrom20250326(t *testing.T) {
 	url := hs.URL + mcphttp.DefaultPath
 	sid, _ := legacyInit(t, url, "2025-03-26", `{}`)
 	alpha.Reset()
+	const unknownOwnTool = `Invalid params: unknown tool "` + mcptest.AppRefreshTool + `": tools are named <backend>__<tool>`
 	own := rpc(1, "tools/call", `{"name":"`+mcptest.AppRefreshTool+`","arguments":{}}`)
 	unknown := func(where string, m jsonrpc.Message) {
 		t.Helper()
-		if m.Error == nil || m.Error.Code != jsonrpc.CodeInvalidParams || m.Error.Message != "Invalid params: unknown tool" {
+		if m.Error == nil || m.Error.Code != jsonrpc.CodeInvalidParams || m.Error.Message != unknownOwnTool {
 			t.Errorf("%s: %+v %s, want the unknown tool", where, m.Error, m.Result)
 		}
 	}
-	if r := do(t, "POST", url, legacyHeaders("", sid), own); r.RPC.Error == nil || r.RPC.Error.Message != "Invalid params: unknown tool" {
+	if r := do(t, "POST", url, legacyHeaders("", sid), own); r.RPC.Error == nil || r.RPC.Error.Message != unknownOwnTool {
 		t.Errorf("alone: %d %s, want the unknown tool", r.Status, r.Body)
 	}
 	for where, sess := range map[string]string{"a batch of one": sid, "a batch without a session": ""} {

@@ -77,7 +77,12 @@ func (q *clientReq) askFailed(err error) error {
 	var nc *noCapabilityError
 	var big *answersTooLargeError
 	var share *callerAnswersError
+	var refused *clientAnswerError
 	switch {
+	case errors.As(err, &refused):
+		// The client's own refusal of a request, named as it sent it: nothing of the
+		// gateway's inner workings.
+		return q.failed("the client answered " + refused.Method + " with an error instead of a result: " + refused.Err.Message)
 	case errors.As(err, &big):
 		return q.failed(big.Error())
 	case errors.As(err, &share):

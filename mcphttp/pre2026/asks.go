@@ -111,6 +111,28 @@ func (e *callerAnswersError) Error() string {
 // flight. The round ends: the answer cannot be held.
 var errAnswersBudget = errors.New("asks: the gateway holds as many request bytes as it may; try again shortly")
 
+// badResultError is a client's answer, to a request of its session not yet answered, whose
+// result that request cannot take: an elicitation result without an action of accept,
+// decline or cancel, a sampling result without its role, content and model, roots that are not
+// an array. It is refused on whichever replica it reaches, before it is handed on, and nothing
+// waiting is touched: the client may answer again.
+type badResultError struct {
+	// Method is the method of the request the answer is for.
+	Method string
+}
+
+// Error says what the answer needs, in the terms of the client's own message.
+func (e *badResultError) Error() string {
+	need := `an "action" of "accept", "decline" or "cancel"`
+	switch e.Method {
+	case era.MethodSamplingCreate:
+		need = `a string "role", a "content" and a string "model"`
+	case era.MethodRootsList:
+		need = `a "roots" array`
+	}
+	return "this answer to " + e.Method + " was not taken: its result needs " + need + "; answer again"
+}
+
 // clientAnswerError is a client that answered one of the gateway's requests with a JSON-RPC
 // error instead of a result. The round ends: an error has no place in inputResponses.
 type clientAnswerError struct {
@@ -677,7 +699,8 @@ func inputResponses(reqs []era.InputRequest, values []json.RawMessage) json.RawM
 
 // deliver hands a client's answer (a JSON-RPC response POSTed on any replica) to the replica
 // waiting for it. Forged, expired, foreign-session or already used ids give errBadAnswer
-// without waking anyone, and without touching Redis; so does an answer for a replica taken for
+// without waking anyone, and without touching Redis; a result the request cannot take gives
+// *badResultError the same way; so does an answer for a replica taken for
 // gone, and one that no replica waits for. A publish Redis refuses gives errAsksUnavailable.
 // caller is the session's caller, whose answers on their way to other replicas are bounded.
 func (b *asks) deliver(ctx context.Context, sess *legacysession.Session, caller string, msg *jsonrpc.Message) error {
@@ -692,6 +715,13 @@ func (b *asks) deliver(ctx context.Context, sess *legacysession.Session, caller 
 	c, err := b.checkAnswer(id, binding)
 	if err != nil || b.isUsed(c) {
 		return errBadAnswer
+	}
+	if msg.Result != nil {
+		// Named to its client here, on whichever replica it reached, rather than refused
+		// by the waiting one as if nobody waited for it.
+		if _, err := era.InputResponse(era.InputRequest{Method: c.kind.method()}, msg.Result); err != nil {
+			return &badResultError{Method: c.kind.method()}
+		}
 	}
 	if c.replica == b.replica {
 		if !b.accept(c, msg.Result, msg.Error, nil) {
@@ -810,6 +840,17 @@ func (k askKind) label() string {
 	default:
 		return metrics.AskKindElicitation
 	}
+}
+
+// method is the method of the requests of kind k.
+func (k askKind) method() string {
+	switch k {
+	case kindSampling:
+		return era.MethodSamplingCreate
+	case kindRoots:
+		return era.MethodRootsList
+	}
+	return era.MethodElicitationCreate
 }
 
 // kindOf is "confirm" for the gateway's own confirmation, else the kind of the method.

@@ -104,11 +104,12 @@ func TestAsksForwardsBoundedPerCaller(t *testing.T) {
 	p := startAsk(t, a.b, sess, elicitReq, samplingReq, rootsReq)
 	ids := p.ids(t, 3)
 	var wg sync.WaitGroup
-	for _, id := range ids[:2] {
+	for i, id := range ids[:2] {
+		res := []string{acceptName, samplingRes}[i]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = b.b.deliver(context.Background(), sess, testCaller, answer(id, acceptName))
+			_ = b.b.deliver(context.Background(), sess, testCaller, answer(id, res))
 		}()
 	}
 	mcptest.WaitFor(t, "two forwards under way", func() bool {

@@ -326,11 +326,18 @@ func TestAsksRejectsBadAnswers(t *testing.T) {
 		"a request":       {sess, &jsonrpc.Message{ID: json.RawMessage(`"` + ids[0] + `"`), Method: "ping"}},
 		"result and error": {sess, &jsonrpc.Message{ID: json.RawMessage(`"` + ids[0] + `"`),
 			Result: json.RawMessage(acceptName), Error: jsonrpc.NewError(-1, "x")}},
-		"not an object": {sess, answer(ids[0], `[1]`)},
 	}
 	for name, c := range bad {
 		if err := rig.b.deliver(ctx, c.sess, testCaller, c.msg); !errors.Is(err, errBadAnswer) {
 			t.Errorf("%s: deliver = %v, want errBadAnswer", name, err)
+		}
+	}
+	// A result its request cannot take is named as such (the request still waits for a good
+	// one), not refused as an answer nobody waits for.
+	for _, res := range []string{`[1]`, `{"action":"maybe"}`, `{"content":{"name":"Ada"}}`, samplingRes} {
+		var bad *badResultError
+		if err := rig.b.deliver(ctx, sess, testCaller, answer(ids[0], res)); !errors.As(err, &bad) || bad.Method != "elicitation/create" {
+			t.Errorf("%s: deliver = %v, want a bad result of elicitation/create", res, err)
 		}
 	}
 	p.stillWaiting(t)
@@ -545,8 +552,12 @@ func TestAsksCleanup(t *testing.T) {
 			t.Fatalf("emit failing on request %d: ask = %v", fail, err)
 		}
 		rig.assertIdle(t)
-		for _, id := range seen {
-			if err := rig.b.deliver(context.Background(), sess, testCaller, answer(id, acceptName)); !errors.Is(err, errBadAnswer) {
+		for i, id := range seen {
+			res := acceptName
+			if i == 1 {
+				res = samplingRes
+			}
+			if err := rig.b.deliver(context.Background(), sess, testCaller, answer(id, res)); !errors.Is(err, errBadAnswer) {
 				t.Errorf("answer to a request of a failed round: %v", err)
 			}
 		}
@@ -718,8 +729,9 @@ func TestAsksCrossReplica(t *testing.T) {
 	if err := b.b.deliver(ctx, sess, testCaller, answer(ids[0], acceptName)); !errors.Is(err, errBadAnswer) {
 		t.Fatalf("replay through B: %v, want errBadAnswer", err)
 	}
-	if err := b.b.deliver(ctx, sess, testCaller, answer(ids[1], `"not an object"`)); !errors.Is(err, errBadAnswer) {
-		t.Fatalf("malformed result through B: %v, want errBadAnswer", err)
+	var bad *badResultError
+	if err := b.b.deliver(ctx, sess, testCaller, answer(ids[1], `"not an object"`)); !errors.As(err, &bad) || bad.Method != "sampling/createMessage" {
+		t.Fatalf("malformed result through B: %v, want a bad result of sampling/createMessage", err)
 	}
 	p.stillWaiting(t)
 	if err := a.b.deliver(ctx, sess, testCaller, answer(ids[1], samplingRes)); err != nil {

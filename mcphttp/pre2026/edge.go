@@ -160,11 +160,17 @@ func (e *Edge) ServePost(in *mcphttp.Incoming, decodeErr error) (bool, error) {
 		return true, q.rpcError(rpc)
 	case decodeErr != nil:
 		m := answerOf(in, decodeErr)
-		if m == nil {
+		if m == nil && !isResponseRefusal(decodeErr) {
 			return false, nil
 		}
 		if class = classify("", nil, in.Header(), served); class != classSession && class != classSessionless {
 			return false, nil
+		}
+		if m == nil {
+			// A 2025 client does send responses: it is told what this one lacks, never
+			// that clients must not send them.
+			q.label()
+			return true, errUnreadableAnswer
 		}
 		answer = m
 	default:
@@ -178,13 +184,23 @@ func (e *Edge) ServePost(in *mcphttp.Incoming, decodeErr error) (bool, error) {
 	return true, q.inBand(q.serve(class, answer))
 }
 
+// errUnreadableAnswer is the refusal of a pre-2026 client's response that is not one the gateway
+// can read as an answer: a result that is not an object, an error that is not one, or both.
+var errUnreadableAnswer = jsonrpc.NewError(jsonrpc.CodeInvalidRequest, `Invalid Request: this answer cannot be read: `+
+	`a response needs a "result" object or an "error" object with a "code" and a "message", not both`)
+
+// isResponseRefusal reports whether the strict decode refused the body for being a response.
+func isResponseRefusal(decodeErr error) bool {
+	var rpc *jsonrpc.Error
+	return errors.As(decodeErr, &rpc) && rpc.Code == jsonrpc.CodeInvalidRequest &&
+		rpc.Message == "Invalid Request: clients must not send responses"
+}
+
 // answerOf returns the JSON-RPC response the body is, when the strict decode refused it only
 // for being one: it passed every other check (strict scanning included), so it may be read as
 // a client's answer. Anything else is nil.
 func answerOf(in *mcphttp.Incoming, decodeErr error) *jsonrpc.Message {
-	var rpc *jsonrpc.Error
-	if !errors.As(decodeErr, &rpc) || rpc.Code != jsonrpc.CodeInvalidRequest ||
-		rpc.Message != "Invalid Request: clients must not send responses" {
+	if !isResponseRefusal(decodeErr) {
 		return nil
 	}
 	m, err := jsonrpc.DecodeMessage(in.Body(), in.Limits())
@@ -365,7 +381,11 @@ func (q *clientReq) deliver(answer *jsonrpc.Message) error {
 // answer nobody waits for (forged, used, expired, another session's, for a replica that is gone):
 // 400. limited builds the 429 in the shape the server's draftErrors select (Incoming.Limited).
 func answerRefused(err error, limited func(time.Duration, string) *mcphttp.Error) error {
+	var bad *badResultError
 	switch {
+	case errors.As(err, &bad):
+		// The answer's own shape: the request it answers still waits for a good one.
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: "+bad.Error())
 	case errors.Is(err, errAsksBusy):
 		return limited(time.Second, "Too many of this caller's answers are on their way "+
 			"to other replicas of the gateway; send this one again shortly")
@@ -415,7 +435,7 @@ func (q *clientReq) inBand(err error) error {
 	if q.msg != nil {
 		method = q.msg.Method
 	}
-	return q.c.JSON(http.StatusOK, jsonrpc.AppendError(nil, q.id(), era.LegacyClientError(method, e.RPC)), e.Outcome)
+	return q.c.JSON(http.StatusOK, jsonrpc.AppendError(nil, q.id(), era.LegacyClientError(method, e.Legacy())), e.Outcome)
 }
 
 // keepStatus reports whether an error keeps its HTTP status for a pre-2026 client: the

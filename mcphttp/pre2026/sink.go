@@ -114,7 +114,7 @@ func (s *roundSink) Error(e *mcphttp.Error) error {
 		s.done = true
 		return s.q.c.Error(e)
 	}
-	return s.rpcError(e.RPC, e.Status, e.Header, e.Outcome)
+	return s.rpcError(e.Legacy(), e.Status, e.Header, e.Outcome)
 }
 
 func (s *roundSink) rpcError(e *jsonrpc.Error, status int, hdr http.Header, oc string) error {

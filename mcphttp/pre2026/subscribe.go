@@ -131,7 +131,7 @@ func (q *clientReq) refuseAsRead(err error) error {
 	if e.RPC == nil || keepStatus(e.Status, e.RPC.Code) {
 		return err
 	}
-	return q.c.JSON(http.StatusOK, jsonrpc.AppendError(nil, q.id(), era.LegacyClientError("resources/read", e.RPC)), e.Outcome)
+	return q.c.JSON(http.StatusOK, jsonrpc.AppendError(nil, q.id(), era.LegacyClientError("resources/read", e.Legacy())), e.Outcome)
 }
 
 // listenNotifications is the notifications object of a GET stream's inner listen.
