@@ -352,10 +352,13 @@ func (b *Backend) Record(o *Request, start time.Time, err error) {
 // request failed.
 func (b *Backend) record(method, charge, outcome string, start time.Time, err error, kick bool) {
 	now := b.env.Now
+	// The circuit first, then the observer: whoever has seen an outcome observed (a metric, a
+	// test waiting for it) finds the circuit already counting it.
+	counted := b.breaker.observe(now(), charge, outcome, err)
 	if b.env.Observe != nil {
 		b.env.Observe(b.name, method, outcome, now().Sub(start))
 	}
-	if !b.breaker.observe(now(), charge, outcome, err) {
+	if !counted {
 		return
 	}
 	if kick && err != nil && errors.As(err, new(probeWaitErr)) {
