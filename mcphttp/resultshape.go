@@ -10,7 +10,8 @@ import (
 
 // A backend's result is checked for the shapes 2026-07-28 forbids before anything reads or
 // relays it (docs/protocol.md §3): a result that is not an object, a resultType the request
-// cannot have, an input_required result that asks nothing. The client gets a clear error
+// cannot have, an input_required result that asks nothing, a _meta that is not an object
+// (null counts as none). The client gets a clear error
 // instead of a result its SDK would choke on or, worse, half read.
 //
 // resultType "task" belongs to the tasks extension (io.modelcontextprotocol/tasks): it is
@@ -37,7 +38,7 @@ const tasksExtension = "io.modelcontextprotocol/tasks"
 func resultShape(x *request, result []byte) (resultKind, error) {
 	var typ []byte
 	var variant string
-	inputs, state, badMember := false, false, false
+	inputs, state, badMember, badMeta := false, false, false, false
 	err := jsonrpc.Members(result, func(key, val []byte) error {
 		switch string(key) {
 		case "resultType":
@@ -48,6 +49,10 @@ func resultShape(x *request, result []byte) (resultKind, error) {
 		case "requestState":
 			state = val[0] == '"'
 			badMember = badMember || !state
+		case "_meta":
+			// null is no _meta; anything else but an object is no _meta a client can read, and
+			// the gateway would otherwise replace it with its own without a word.
+			badMeta = val[0] != '{' && string(val) != "null"
 		default:
 			if variant == "" {
 				variant = shapeVariant(key)
@@ -57,6 +62,9 @@ func resultShape(x *request, result []byte) (resultKind, error) {
 	})
 	if err != nil {
 		return 0, invalidResult("the result is not a JSON object")
+	}
+	if badMeta {
+		return 0, invalidResult("its _meta must be an object")
 	}
 	if variant != "" {
 		return 0, invalidResult("a member spells " + variant + " another way (case or punctuation)")

@@ -105,6 +105,11 @@ func TestInvalidResultShapesRefused(t *testing.T) {
 		{"requestState with punctuation", "tools/call", `{"resultType":"input_required","requestState":"s","request_state":"raw"}`, "", "spells requestState"},
 		{"inputRequests spelt another way", "prompts/get", `{"resultType":"input_required","requestState":"s","INPUTREQUESTS":{"a":{}}}`, "", "spells inputRequests"},
 		{"resultType in long s", "tools/call", `{"re\u017fultType":"input_required","content":[]}`, "", "spells resultType"},
+		{"_meta a string", "tools/call", `{"resultType":"complete","content":[],"_meta":"x"}`, "", "_meta must be an object"},
+		{"_meta an array", "tools/call", `{"content":[],"_meta":[{"a":1}]}`, "", "_meta must be an object"},
+		{"_meta a number", "prompts/get", `{"messages":[],"_meta":0}`, "", "_meta must be an object"},
+		{"_meta false", "tools/call", `{"content":[],"_meta":false}`, "", "_meta must be an object"},
+		{"_meta null", "tools/call", `{"resultType":"complete","content":[],"_meta":null}`, "", ""},
 		{"complete", "tools/call", `{"resultType":"complete","content":[]}`, "", ""},
 		{"complete with kindred names", "tools/call", `{"resultType":"complete","content":[],"resultTypes":[],"state":"x","requests":{}}`, "", ""},
 		{"complete escaped", "tools/call", `{"resultType":"\u0063omplete","content":[]}`, "", ""},
@@ -127,6 +132,13 @@ func TestInvalidResultShapesRefused(t *testing.T) {
 			if tt.refusal == "" {
 				if r.Status != http.StatusOK || r.RPC.Error != nil {
 					t.Fatalf("a well-formed result was refused: %d %s", r.Status, r.Body)
+				}
+				// Its _meta, null or absent included, is an object with the gateway's serverInfo.
+				var res struct {
+					Meta map[string]json.RawMessage `json:"_meta"`
+				}
+				if json.Unmarshal(r.RPC.Result, &res) != nil || res.Meta["io.modelcontextprotocol/serverInfo"] == nil {
+					t.Errorf("relayed result %s has no _meta object with the gateway's serverInfo", r.RPC.Result)
 				}
 				return
 			}

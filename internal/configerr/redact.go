@@ -100,8 +100,11 @@ func redactOne(v string) string {
 // last '@' of the value, not to the first '/', '?', '#' or '@' as a URL parser would read it: a
 // generated password written unencoded often holds those, and the URL then fails to parse.
 // When v parses as a URL without user information, with a path before its first '@' and no '@'
-// in that path, the '@' is in its query ("h:443/p?a=b@c") and v has none; a password of digits
-// followed by '?' or '#' ("u:12?x@h") parses too, as a port, and is still hidden.
+// in that path, the '@' is in its query ("h:443/p?a=b@c") and v has none; nor has it when it
+// parses with a port and every '@' of its path begins a segment ("h:443/users/@me", "/@alice"),
+// a path's way of naming a user that a password of digits, '/', and more ending in '/' would
+// be the only other reading of. A password of digits followed by '?', '#' or '/' and anything
+// but '/' before its '@' ("u:12?x@h", "u:12/x@h") parses too, as a port, and is still hidden.
 func userinfoEnd(v string) int {
 	if strings.HasPrefix(v, "[") {
 		return -1 // an IPv6 host, or a pattern ("[user:password@]host") that no user information precedes
@@ -120,10 +123,23 @@ func userinfoEnd(v string) int {
 		return -1
 	}
 	first := strings.IndexByte(v, '@')
-	if p, err := url.Parse("x://" + v); err == nil && p.User == nil && strings.Contains(v[:first], "/") && !strings.Contains(p.EscapedPath(), "@") {
-		return -1
+	if p, err := url.Parse("x://" + v); err == nil && p.User == nil && strings.Contains(v[:first], "/") {
+		if path := p.EscapedPath(); !strings.Contains(path, "@") || p.Port() != "" && atsBeginSegments(path) {
+			return -1
+		}
 	}
 	return at
+}
+
+// atsBeginSegments reports whether every '@' of path follows a '/'.
+func atsBeginSegments(path string) bool {
+	for i := strings.IndexByte(path, '@'); i >= 0; i = strings.IndexByte(path, '@') {
+		if i == 0 || path[i-1] != '/' {
+			return false
+		}
+		path = path[i+1:]
+	}
+	return true
 }
 
 // valueEnd is where the value quoted in s that goes on at s[i] ends: at a '"' that no backslash

@@ -38,6 +38,15 @@ func TestRedactURLs(t *testing.T) {
 		`"redis://u:12?K1@h:1/0"`:                      `"redis://REDACTED@h:1/0"`,
 		`"redis://u:12#K1@h:1/0"`:                      `"redis://REDACTED@h:1/0"`,
 		`"https://h/a%40b?x=K1"`:                       `"https://h/a%40b?x=REDACTED"`,
+		// A path naming a user ("/users/@me", "/@alice") after a port is a path: the host stays.
+		`"https://h:443/users/@me": not found`:     `"https://h:443/users/@me": not found`,
+		`"https://h:8443/@alice/posts/@bob?k=K1"`:  `"https://h:8443/@alice/posts/@bob?k=REDACTED"`,
+		`Get "http://127.0.0.1:9/@me/mcp": failed`: `Get "http://127.0.0.1:9/@me/mcp": failed`,
+		// A password that parses as a port and a path is still hidden unless every '@' of
+		// that path begins a segment.
+		`"redis://u:12/K1@h:1/0"`:    `"redis://REDACTED@h:1/0"`,
+		`"https://u:/K1/@h/"`:        `"https://REDACTED@h/"`,
+		`"https://u:44/a/@b/K1@h/p"`: `"https://REDACTED@h/p"`,
 	} {
 		if got := RedactURLs(in); got != want {
 			t.Errorf("RedactURLs(%q) = %q, want %q", in, got, want)

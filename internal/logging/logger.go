@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
@@ -48,13 +49,39 @@ func clipAttr(_ []string, a slog.Attr) slog.Attr {
 			}
 		}
 	case slog.KindAny:
-		if err, ok := a.Value.Any().(error); ok {
-			if s := err.Error(); len(s) > MaxValueBytes || configerr.RedactURLs(s) != s {
+		switch v := a.Value.Any().(type) {
+		case error:
+			if s := v.Error(); len(s) > MaxValueBytes || configerr.RedactURLs(s) != s {
 				a.Value = slog.StringValue(clipString(configerr.RedactURLs(s), MaxValueBytes))
 			}
+		case []error:
+			// Several errors (one per backend, per replica) are as many texts that repeat URLs:
+			// written as one, each hidden as an error is. Left as they were, the text format
+			// printed each whole (fmt's %+v) and JSON as {}.
+			a.Value = slog.StringValue(errorsText(v))
 		}
 	}
 	return a
+}
+
+// errorsText is errs' texts as a line writes them: each with its URLs quoted as configerr.URL
+// quotes them, joined by "; ", cut to MaxValueBytes.
+func errorsText(errs []error) string {
+	var b strings.Builder
+	for i, err := range errs {
+		if b.Len() > MaxValueBytes {
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		if err == nil {
+			b.WriteString("<nil>")
+			continue
+		}
+		b.WriteString(configerr.RedactURLs(err.Error()))
+	}
+	return clipString(b.String(), MaxValueBytes)
 }
 
 // isErrorKey reports whether an attribute keyed key holds an error's text: the gateway logs

@@ -52,3 +52,45 @@ func TestErrorURLsRedacted(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorListURLsRedacted: a []error attribute (one error per backend, say) reaches no line
+// with a URL but as configerr.URL quotes it, in both formats, and each error's text is there;
+// the whole stays within MaxValueBytes. (The text format printed each error whole.)
+func TestErrorListURLsRedacted(t *testing.T) {
+	const canary = "CANARYk2Vb8Qn4Hs6Jd1"
+	errs := []error{
+		fmt.Errorf("first: Post %q: refused", "https://u:"+canary+"@a.example/mcp?key="+canary),
+		nil,
+		errors.New("second: http://b.example:8080/hook/" + canary + "x9Yq2Lr7Mt3Wz"),
+	}
+	many := make([]error, 200)
+	for i := range many {
+		many[i] = errors.New("https://c.example/p?token=" + canary)
+	}
+	for _, format := range []string{FormatJSON, FormatText} {
+		var out bytes.Buffer
+		log, err := NewLogger(&out, "info", format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Info("several", "errors", errs)
+		log.Info("many", "errors", many)
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("%s: %d lines:\n%s", format, len(lines), out.String())
+		}
+		for _, line := range lines {
+			if strings.Contains(line, canary) {
+				t.Errorf("%s: a URL is written whole: %s", format, line)
+			}
+		}
+		for _, want := range []string{"first: Post", "a.example/mcp?key=REDACTED", "<nil>", "second: http://b.example:8080/hook/"} {
+			if !strings.Contains(lines[0], want) {
+				t.Errorf("%s: %q is missing: %s", format, want, lines[0])
+			}
+		}
+		if len(lines[1]) > 2*MaxValueBytes {
+			t.Errorf("%s: 200 errors make a line of %d bytes", format, len(lines[1]))
+		}
+	}
+}

@@ -3,6 +3,7 @@ package pre2026
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -246,5 +247,65 @@ func TestLegacySubscribeKeepsAlive(t *testing.T) {
 	}
 	if n := strings.Count(string(r.Body), ": keep-alive\n\n"); n < 1 {
 		t.Errorf("no keep-alive comment while the backend read the resource: %s", r.Body)
+	}
+}
+
+// TestLegacySubscribeReadsOnlyWhatItRecords: resources/subscribe reads the resource at its
+// backend only for a subscription it is about to record: a repeat of one the session holds is
+// answered {} without a read, and one past the caller's pace is answered 429 without a read.
+// (The read ran first, so a client repeating its subscribe, or one held at 429, still cost the
+// backend a read each time.)
+func TestLegacySubscribeReadsOnlyWhatItRecords(t *testing.T) {
+	clock := mcptest.NewClock(time.Date(2026, 12, 7, 8, 0, 0, 0, time.UTC))
+	mem, err := store.NewMemory(store.MemoryOptions{Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := mcptest.StartServer(t, "be", mcptest.WithSubscriptions(), numberedResources())
+	gw, _ := startLegacyGateway(t, gwSpec{Deps: mcphttp.Deps{Clock: clock.Now}, EdgeDeps: Deps{State: mem}},
+		upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
+	h := legacyHeaders("2025-11-25", sid)
+	subscribe := func(uri string) *response {
+		return do(t, "POST", gw.URL, h, `{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"`+uri+`"}}`)
+	}
+	reads := func(uri string) int {
+		n := 0
+		for _, x := range be.RequestsOf("resources/read") {
+			if strings.Contains(string(x.Body), uri) {
+				n++
+			}
+		}
+		return n
+	}
+	for i := range 3 {
+		if r := subscribe("be+mem://r/1"); r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"result":{}`) {
+			t.Fatalf("subscribe %d: %d %s", i, r.Status, r.Body)
+		}
+	}
+	if n := reads("mem://r/1"); n != 1 {
+		t.Errorf("three subscribes of one resource read it %d times at the backend, want once", n)
+	}
+	levels := []string{"debug", "info"}
+	limited := false
+	for i := 0; i <= stateChangeBurst && !limited; i++ {
+		r := do(t, "POST", gw.URL, h, `{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"`+levels[i%2]+`"}}`)
+		limited = r.Status == http.StatusTooManyRequests
+	}
+	if !limited {
+		t.Fatal("the caller's changes were never paced")
+	}
+	if r := subscribe("be+mem://r/2"); r.Status != http.StatusTooManyRequests {
+		t.Fatalf("a subscribe past the pace: %d %s, want 429", r.Status, r.Body)
+	}
+	if n := reads("mem://r/2"); n != 0 {
+		t.Errorf("a subscribe answered 429 read the resource %d times at the backend, want none", n)
+	}
+	if r := subscribe("be+mem://r/1"); r.Status != http.StatusOK {
+		t.Errorf("a repeat past the pace: %d %s, want {}", r.Status, r.Body)
+	}
+	clock.Advance(time.Second / stateChangeRate)
+	if r := subscribe("be+mem://r/2"); r.Status != http.StatusOK || reads("mem://r/2") != 1 {
+		t.Errorf("a subscribe once the pace allows: %d %s, %d reads, want {} after one", r.Status, r.Body, reads("mem://r/2"))
 	}
 }

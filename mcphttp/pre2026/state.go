@@ -286,17 +286,21 @@ func (cs *callerState) entry(sess *legacysession.Session) *sessionEntry {
 // session becomes the most recently changed, expired sessions go, and the least recently changed
 // ones go while there are more than maxStateSessions or the record is over maxStateBytes. A
 // change that does not fit even alone is refused (errStateBound), and one past the caller's pace
-// (tooFastError). changed false leaves the store as it is and is not paced. The record is read, changed and written back: two changes of one caller racing
+// (tooFastError). changed false leaves the store as it is and is not paced. verify, when set,
+// runs once a change is known and paced, before it is written: a check that costs (a backend
+// read) is spent neither on a repeat nor past the pace; its error leaves the store as it is.
+// The record is read, changed and written back: two changes of one caller racing
 // on two replicas may lose one (last writer wins); a client waits for each answer before its next
 // request, so one client's changes do not race.
 func (st *sessionState) update(ctx context.Context, sess *legacysession.Session, caller string,
-	change func(e *sessionEntry) (changed bool, err error)) error {
+	change func(e *sessionEntry) (changed bool, err error), verify func() error) error {
 	now := st.now()
 	if !now.Before(sess.Expires) {
 		return nil
 	}
-	// The read and the write share one bound.
-	ctx, cancel := context.WithTimeout(ctx, st.storeTimeout)
+	// The read and the write share one bound (a verify between them gets the write its own).
+	parent := ctx
+	ctx, cancel := context.WithTimeout(parent, st.storeTimeout)
 	defer cancel()
 	cs, clear, err := st.loadWithin(ctx, caller)
 	if err != nil && !errors.Is(err, errUnopened) {
@@ -315,6 +319,15 @@ func (st *sessionState) update(ctx context.Context, sess *legacysession.Session,
 	}
 	if err := st.pace(ctx, caller); err != nil {
 		return err
+	}
+	if verify != nil {
+		if err := verify(); err != nil {
+			return err
+		}
+		var cancelWrite context.CancelFunc
+		ctx, cancelWrite = context.WithTimeout(parent, st.storeTimeout)
+		defer cancelWrite()
+		now = st.now()
 	}
 	kept := make([]sessionEntry, 0, len(cs.Sessions)+1)
 	for _, o := range cs.Sessions {
@@ -369,7 +382,7 @@ func (st *sessionState) setLevel(ctx context.Context, sess *legacysession.Sessio
 		changed = e.Level != level
 		e.Level = level
 		return changed, nil
-	})
+	}, nil)
 	if err != nil {
 		return err
 	}
@@ -439,7 +452,7 @@ var errTooManySubscriptions = fmt.Errorf("a session may subscribe to at most %d 
 
 // updateSubscriptions adds uri (namespaced, in normal form), as the client wrote it (spelled),
 // to the session's set, or removes it, and tells the replica holding its GET stream.
-func (st *sessionState) updateSubscriptions(ctx context.Context, sess *legacysession.Session, caller, uri, spelled string, add bool) error {
+func (st *sessionState) updateSubscriptions(ctx context.Context, sess *legacysession.Session, caller, uri, spelled string, add bool, verify func() error) error {
 	if spelled == uri {
 		spelled = ""
 	}
@@ -466,7 +479,7 @@ func (st *sessionState) updateSubscriptions(ctx context.Context, sess *legacyses
 		}
 		changed = true
 		return true, nil
-	})
+	}, verify)
 	if err != nil || !changed {
 		return err
 	}

@@ -62,7 +62,7 @@ func TestSessionStateBoundedPerCaller(t *testing.T) {
 	var refused error
 	for i := 0; i < maxSessionSubscriptions && refused == nil; i++ {
 		uri := fmt.Sprintf("%s/%d", long, i)
-		refused = st.updateSubscriptions(ctx, session(0), alice, uri, uri, true)
+		refused = st.updateSubscriptions(ctx, session(0), alice, uri, uri, true, nil)
 	}
 	if !errors.Is(refused, errStateBound) {
 		t.Errorf("a session's subscriptions over %d bytes: %v, want errStateBound", maxStateBytes, refused)

@@ -76,7 +76,7 @@ func TestSessionStateRepeatWritesNothing(t *testing.T) {
 	restarts := 0
 	defer st.watch(sess.Key(), func() { restarts++ })()
 	for range 5 {
-		if err := st.updateSubscriptions(ctx, sess, alice, uri, uri, true); err != nil {
+		if err := st.updateSubscriptions(ctx, sess, alice, uri, uri, true, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -84,7 +84,7 @@ func TestSessionStateRepeatWritesNothing(t *testing.T) {
 	if restarts != 1 {
 		t.Errorf("subscribe one URI five times: this replica's GET stream restarted %d times, want 1", restarts)
 	}
-	if err := st.updateSubscriptions(ctx, sess, alice, "be+mem://r/never", "be+mem://r/never", false); err != nil {
+	if err := st.updateSubscriptions(ctx, sess, alice, "be+mem://r/never", "be+mem://r/never", false, nil); err != nil {
 		t.Fatal(err)
 	}
 	expect("unsubscribe a URI never subscribed", 2, 2)
@@ -171,7 +171,7 @@ func TestSubscriptionNoticeLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	const uri = "be+mem://r/late"
-	if err := other.updateSubscriptions(t.Context(), &sess, stateCaller(&sess, nil), uri, uri, true); err != nil {
+	if err := other.updateSubscriptions(t.Context(), &sess, stateCaller(&sess, nil), uri, uri, true, nil); err != nil {
 		t.Fatal(err)
 	}
 	got := pokeUntil(t, be, updates, uri, "mem://r/late")
@@ -222,7 +222,7 @@ func TestRecheckStops(t *testing.T) {
 	ctx := t.Context()
 	const alice = "https://idp#alice"
 	sess := &legacysession.Session{Version: "2025-11-25", Expires: clock.Now().Add(time.Hour)}
-	if err := st.updateSubscriptions(ctx, sess, alice, "be+mem://r/1", "be+mem://r/1", true); err != nil {
+	if err := st.updateSubscriptions(ctx, sess, alice, "be+mem://r/1", "be+mem://r/1", true, nil); err != nil {
 		t.Fatal(err)
 	}
 	restarts := 0
@@ -232,7 +232,7 @@ func TestRecheckStops(t *testing.T) {
 			t.Fatalf("an unchanged set: %d restarts, want a recheck pending and none", restarts)
 		}
 	}
-	if err := st.updateSubscriptions(ctx, sess, alice, "be+mem://r/2", "be+mem://r/2", true); err != nil {
+	if err := st.updateSubscriptions(ctx, sess, alice, "be+mem://r/2", "be+mem://r/2", true, nil); err != nil {
 		t.Fatal(err)
 	}
 	if fire() != 1 || restarts != 1 || fire() != 0 {
@@ -360,7 +360,7 @@ func TestRecheckKeepsSetOfRecordThatDoesNotOpen(t *testing.T) {
 	const alice = "https://idp#alice"
 	sess := &legacysession.Session{Version: "2025-11-25", Expires: clock.Now().Add(time.Hour)}
 	sess.Nonce[0] = 1
-	if err := st.updateSubscriptions(ctx, sess, alice, "be+mem://r/1", "be+mem://r/1", true); err != nil {
+	if err := st.updateSubscriptions(ctx, sess, alice, "be+mem://r/1", "be+mem://r/1", true, nil); err != nil {
 		t.Fatal(err)
 	}
 	restarts := 0

@@ -242,7 +242,7 @@ func TestSessionStateClearRecordResealed(t *testing.T) {
 	}
 
 	old(bob, sb)
-	if err := f.st.updateSubscriptions(ctx, sb, bob, "be+mem://r/new", "be+mem://r/new", true); err != nil {
+	if err := f.st.updateSubscriptions(ctx, sb, bob, "be+mem://r/new", "be+mem://r/new", true, nil); err != nil {
 		t.Fatal(err)
 	}
 	if inClear(bob) {
@@ -331,7 +331,7 @@ func TestSessionStateBoundSealed(t *testing.T) {
 	var refused error
 	for i := 0; refused == nil && i < maxSessionSubscriptions; i++ {
 		uri := "be+mem://r/" + strings.Repeat("y", 1000) + string(rune('a'+i%26)) + strings.Repeat("z", i)
-		refused = f.st.updateSubscriptions(ctx, sess, alice, uri, uri, true)
+		refused = f.st.updateSubscriptions(ctx, sess, alice, uri, uri, true, nil)
 	}
 	if !errors.Is(refused, errStateBound) {
 		t.Fatalf("a record filled past %d bytes: %v, want errStateBound", maxStateBytes, refused)

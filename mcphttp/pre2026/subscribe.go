@@ -43,13 +43,19 @@ func (q *clientReq) subscribe() error {
 		}
 		return q.refuseAsRead(err)
 	}
+	// Only a resource a read finds is recorded: the backend says whether it exists. The read
+	// runs once the subscription is known to be new and within the caller's pace, so neither a
+	// repeat nor a subscribe answered 429 costs the backend a read.
+	var readErr error
+	var verify func() error
 	if add {
-		// Only a resource a read finds is recorded: the backend says whether it exists.
-		if err := q.readable(); err != nil {
-			return q.refuseAsRead(err)
-		}
+		verify = func() error { readErr = q.readable(); return readErr }
 	}
-	if err := q.e.state.updateSubscriptions(q.in.Context(), q.sess, stateCaller(q.sess, q.in), uri, q.p.URI, add); err != nil {
+	err = q.e.state.updateSubscriptions(q.in.Context(), q.sess, stateCaller(q.sess, q.in), uri, q.p.URI, add, verify)
+	if readErr != nil {
+		return q.refuseAsRead(readErr)
+	}
+	if err != nil {
 		if tooFast, ok := errors.AsType[*tooFastError](err); ok {
 			return q.in.Limited(tooFast.retryAfter, tooFastMessage)
 		}

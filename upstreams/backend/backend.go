@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
@@ -142,6 +143,9 @@ type Backend struct {
 	retry     retryPolicy
 	legacy    *legacyState // era detection and the session pool for pre-2026 backends
 	names     nameForm     // how this backend takes a non-ASCII Mcp-Name (nameform.go)
+	// offCallNote is set once a call's stream has carried a notification unrelated to the
+	// call (stream.go callNotification), which is logged only the first time.
+	offCallNote atomic.Bool
 }
 
 // New compiles one backend's configuration, which the caller has validated (Config.Problems).

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
+	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/resuri"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
@@ -376,6 +377,18 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 			// A 2026-07-28 response stream must not carry JSON-RPC requests (server-to-client
 			// requests go through MRTR instead).
 			err = fmt.Errorf("%w: %s: request %q on a response stream", wire.ErrBadResponse, s.b.name, m.Method)
+		case !callNotification(m.Method):
+			// Not about this call: a list_changed, a resources/updated (whose URI is the
+			// backend's own, not the client's), or a method the client never asked for.
+			// Consumed like a hidden resource's, and reported once per backend.
+			if s.b.offCallNote.CompareAndSwap(false, true) {
+				s.b.env.Log.Warn("backend sent a notification unrelated to the call; such notifications are dropped",
+					"upstream", s.b.name, "method", logMethod(m.Method))
+			}
+			if s.dropped++; s.dropped <= maxSkippedNotifications {
+				continue
+			}
+			err = fmt.Errorf("%w: %s: too many notifications dropped", wire.ErrBadResponse, s.b.name)
 		default:
 			if p, ok := s.rw.Notification(m.Method, m.Params); ok {
 				if s.overNotes() {
@@ -395,6 +408,23 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 		s.fail(err)
 		return nil, false, err
 	}
+}
+
+// callNotification reports whether a notification may be relayed on a call's response stream:
+// those about the request itself, its progress and its log messages (sent only when the request
+// asked for them). Everything else a backend sends there is dropped, as on a pre-2026 session.
+func callNotification(method string) bool {
+	return method == era.NotifProgress || method == era.NotifMessage
+}
+
+// logMethod is a backend's notification method as it may be logged: clipped, since it is the
+// backend's text.
+func logMethod(m string) string {
+	const max = 64
+	if len(m) > max {
+		return m[:max] + "…"
+	}
+	return m
 }
 
 // overNotes reports whether the call has relayed as many notifications as the backend's

@@ -324,3 +324,68 @@ func TestBridgeAsksOnlyWithinCalls(t *testing.T) {
 		}
 	}
 }
+
+// TestBridgeBoundsSessionIDs: a backend's session id of up to maxSessionIDBytes visible ASCII
+// bytes opens a session; a longer one, which the gateway would keep and send with each request,
+// is refused as the backend's fault with an error that says why, and no session is opened.
+func TestBridgeBoundsSessionIDs(t *testing.T) {
+	for _, tt := range []struct {
+		name, id, refusal string
+	}{
+		{"at the bound", strings.Repeat("a", maxSessionIDBytes), ""},
+		{"one over", strings.Repeat("a", maxSessionIDBytes+1), "session id of 1025 bytes"},
+		{"far over", strings.Repeat("b", 512<<10), "session id of 524288 bytes"},
+		{"not visible ASCII", "s id", "not visible ASCII"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var seen []string
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var msg struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
+				}
+				_ = json.NewDecoder(r.Body).Decode(&msg)
+				mu.Lock()
+				seen = append(seen, msg.Method+" "+r.Header.Get("Mcp-Session-Id"))
+				mu.Unlock()
+				switch {
+				case msg.Method == "initialize":
+					w.Header().Set("Mcp-Session-Id", tt.id)
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{"protocolVersion":"2025-11-25","capabilities":{}}}`)
+				case msg.ID == nil:
+					w.WriteHeader(http.StatusAccepted)
+				default:
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(msg.ID)+`,"result":{"tools":[]}}`)
+				}
+			}))
+			t.Cleanup(srv.Close)
+			be := &testBackend{url: srv.URL}
+			br := New(be, Config{Offer: era.V20251125, ClientInfo: json.RawMessage(`{}`)})
+			t.Cleanup(br.Close)
+			x, err := br.Start(context.Background(), br.Gateway(), nil, &era.Request{Method: "tools/list"}, nil, nil)
+			if tt.refusal == "" {
+				if err != nil {
+					t.Fatalf("Start: %v", err)
+				}
+				x.Release()
+				mu.Lock()
+				defer mu.Unlock()
+				if last := seen[len(seen)-1]; last != "tools/list "+tt.id {
+					t.Errorf("the request went with %.40q, want the session id", last)
+				}
+				return
+			}
+			if !errors.Is(err, wire.ErrBadResponse) || !strings.Contains(err.Error(), tt.refusal) {
+				t.Fatalf("Start: %.200v, want a bad response saying %q", err, tt.refusal)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(seen) != 1 {
+				t.Errorf("the backend saw %d requests after a refused session id, want only initialize", len(seen))
+			}
+		})
+	}
+}

@@ -229,6 +229,9 @@ func (br *Bridge) handshake(ctx context.Context, caller bool) (*Session, error) 
 		return nil, br.errorf(wire.ErrBadResponse, "initialize negotiated unsupported version %q", res.ProtocolVersion)
 	}
 	id := hdr.Get(mcpheader.SessionID)
+	if len(id) > maxSessionIDBytes {
+		return nil, br.errorf(wire.ErrBadResponse, "session id of %d bytes is over the %d a session id may have", len(id), maxSessionIDBytes)
+	}
 	if !visibleASCII(id) {
 		return nil, br.errorf(wire.ErrBadResponse, "session id is not visible ASCII")
 	}
@@ -310,6 +313,11 @@ func (br *Bridge) header(s *Session, pass http.Header) http.Header {
 	}
 	return h
 }
+
+// maxSessionIDBytes bounds a backend's session id. The gateway keeps one per session it holds
+// with the backend (up to the pool's bound) and sends it on every request there; real ones are
+// well under 100 bytes, and without this bound only the 1 MiB response header limit held them.
+const maxSessionIDBytes = 1024
 
 func visibleASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
