@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -96,7 +97,21 @@ func (q *clientReq) askFailed(err error) error {
 	case errors.Is(err, errAsksBusy):
 		return q.failed("too many requests of this session or caller are waiting for the client's answers")
 	}
-	return q.failed("the client could not be asked: " + err.Error())
+	q.e.log.LogAttrs(q.in.Context(), slog.LevelWarn, "legacy client could not be asked",
+		slog.String("request_id", q.in.RequestID()), slog.String("subject", q.in.Subject()), slog.String("error", err.Error()))
+	return q.failed(notAsked(err))
+}
+
+// notAsked says, in a 2025 client's terms, why the gateway could not ask it for what a call
+// needs: a request that could not be written to the call's stream is named by its method;
+// anything else (the gateway's own failure to build its requests) is said as such. Never the
+// error's text, which speaks of the gateway's inner workings; that is logged instead.
+func notAsked(err error) string {
+	var unwritten *askWriteError
+	if errors.As(err, &unwritten) {
+		return "the gateway could not send its " + unwritten.Method + " request to the client on this call's stream"
+	}
+	return "the gateway could not ask the client for the input this call needs"
 }
 
 // answerShareDivisor sets a caller's share of the replica's budget of request bytes in flight

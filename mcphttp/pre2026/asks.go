@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -459,6 +458,19 @@ func (b *asks) checkCapabilities(sess *legacysession.Session, reqs []era.InputRe
 	return nil
 }
 
+// askWriteError is a request to the client (Method, elicitation/create say) that could not be
+// written to its stream, for Err.
+type askWriteError struct {
+	Method string
+	Err    error
+}
+
+func (e *askWriteError) Error() string {
+	return "asks: writing " + e.Method + " to the client: " + e.Err.Error()
+}
+
+func (e *askWriteError) Unwrap() error { return e.Err }
+
 // emitAll writes r's requests to the client through emit, then lets go of them.
 func (b *asks) emitAll(r *round, reqs []era.InputRequest, emit func(msg []byte) error) error {
 	for i := range reqs {
@@ -466,7 +478,7 @@ func (b *asks) emitAll(r *round, reqs []era.InputRequest, emit func(msg []byte) 
 			b.observe(reqs[i].Method)
 		}
 		if err := emit(r.messages[i]); err != nil {
-			return fmt.Errorf("asks: writing %s to the client: %w", reqs[i].Method, err)
+			return &askWriteError{Method: reqs[i].Method, Err: err}
 		}
 	}
 	r.messages = nil // written; nothing needs them any more
