@@ -100,7 +100,7 @@ type Stream struct {
 	done       bool
 	start      time.Time
 	once       sync.Once
-	dropped    int // notifications not relayed (resources the caller may not see)
+	dropped    int // notifications not relayed: off the call, or logs the request did not ask for
 	// logLevel is the least severe notifications/message level the client's request asked
 	// for (its io.modelcontextprotocol/logLevel); "" when it asked for none, and then no log
 	// message of the backend's is relayed.
@@ -438,20 +438,15 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 			}
 			err = fmt.Errorf("%w: %s: too many notifications dropped", wire.ErrBadResponse, s.b.name)
 		default:
-			if p, ok := s.rw.Notification(m.Method, m.Params); ok {
-				if s.overNotes() {
-					continue
-				}
-				if sameBytes(p, m.Params) && isCanonicalNotification(data, m.Method, p) {
-					return data, false, nil // what would be rendered is what was read
-				}
-				return jsonrpc.AppendNotification(nil, m.Method, p), false, nil
-			}
-			// About a resource the caller may not see: consumed, and the next event read.
-			if s.dropped++; s.dropped <= maxSkippedNotifications {
+			// Progress, or a log message the request asked for: neither names anything the
+			// gateway rewrites.
+			if s.overNotes() {
 				continue
 			}
-			err = fmt.Errorf("%w: %s: too many notifications dropped", wire.ErrBadResponse, s.b.name)
+			if isCanonicalNotification(data, m.Method, m.Params) {
+				return data, false, nil // what would be rendered is what was read
+			}
+			return jsonrpc.AppendNotification(nil, m.Method, m.Params), false, nil
 		}
 		s.fail(err)
 		return nil, false, err
@@ -519,11 +514,6 @@ func isCanonicalNotification(data []byte, method string, params []byte) bool {
 	// params must be the very bytes after the member name, not an equal copy elsewhere.
 	return len(rest) == len(member)+len(params) && string(rest[:len(member)]) == member &&
 		&rest[len(member)] == &params[0]
-}
-
-// sameBytes reports whether a and b are the same slice of memory.
-func sameBytes(a, b []byte) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // OnWait sets fn to run whenever Next is about to wait for more of the backend's event stream,
