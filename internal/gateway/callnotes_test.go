@@ -108,3 +108,92 @@ func TestCallStreamDropsNotificationsOffTheCall(t *testing.T) {
 		t.Errorf("the gateway logged the dropped notifications %d times, want once per backend:\n%s", n, logs.String())
 	}
 }
+
+// leveledBackend is a 2026-07-28 backend whose tool call streams a log message at each of
+// levels, whatever the request asked for, then the result.
+func leveledBackend(t *testing.T, levels []string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		head := `{"jsonrpc":"2.0","id":` + string(req.ID)
+		switch req.Method {
+		case "server/discover":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, head+`,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"leveled","version":"1"}}}`)
+		case "tools/list":
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, head+`,"result":{"resultType":"complete","tools":[{"name":"talk","inputSchema":{"type":"object"}}]}}`)
+		case "tools/call":
+			w.Header().Set("Content-Type", "text/event-stream")
+			for _, l := range levels {
+				_, _ = io.WriteString(w, `data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"`+l+`","data":"at `+l+`"}}`+"\n\n")
+			}
+			_, _ = io.WriteString(w, "data: "+head+`,"result":{"resultType":"complete","content":[{"type":"text","text":"said"}]}}`+"\n\n")
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, head+`,"error":{"code":-32601,"message":"Method not found"}}`)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// A 2026-07-28 request gets a backend's log messages only when it asked for them
+// (io.modelcontextprotocol/logLevel), and only at the level it asked for or a more severe one,
+// whatever the backend sends: the rest are dropped and the call still ends with its result.
+func TestCallStreamRelaysOnlyTheLogsAskedFor(t *testing.T) {
+	t.Parallel()
+	levels := []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+	backend := leveledBackend(t, levels)
+	gw := startTestGatewayTo(t, &mcptest.LogBuffer{}, func(c *Config) {
+		c.Upstreams = []UpstreamConfig{{UpstreamConfig: upstreams.UpstreamConfig{Name: "leveled", URL: backend.URL + "/mcp", Protocol: "2026-07-28", Timeout: 5 * time.Second}}}
+	})
+	const metaHead = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
+	for _, tc := range []struct {
+		meta string   // the request's _meta after metaHead
+		want []string // the levels relayed, in order
+	}{
+		{"", nil},
+		{`,"io.modelcontextprotocol/logLevel":"debug"`, levels},
+		{`,"io.modelcontextprotocol/logLevel":"warning"`, levels[3:]},
+		{`,"io.modelcontextprotocol/logLevel":"emergency"`, levels[7:]},
+	} {
+		body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{` + metaHead + tc.meta + `},"name":"leveled__talk","arguments":{}}}`
+		status, _, got := post(t, "http://"+gw.MCP+"/mcp", modernHeaders("tools/call", "leveled__talk"), body)
+		if status != http.StatusOK {
+			t.Fatalf("%q: status %d: %s", tc.meta, status, got)
+		}
+		msgs := legacyclient.SSEMessages([]byte(got))
+		if strings.HasPrefix(got, "{") {
+			msgs = []json.RawMessage{json.RawMessage(got)} // nothing relayed before the result: a JSON answer
+		}
+		var relayed []string
+		for _, m := range msgs[:max(len(msgs)-1, 0)] {
+			var v struct {
+				Method string `json:"method"`
+				Params struct {
+					Level string `json:"level"`
+				} `json:"params"`
+			}
+			_ = json.Unmarshal(m, &v)
+			relayed = append(relayed, v.Method+" "+v.Params.Level)
+		}
+		var want []string
+		for _, l := range tc.want {
+			want = append(want, "notifications/message "+l)
+		}
+		if strings.Join(relayed, ",") != strings.Join(want, ",") {
+			t.Errorf("%q: client received %q, want %q", tc.meta, relayed, want)
+		}
+		if len(msgs) == 0 || !strings.Contains(string(msgs[len(msgs)-1]), `"said"`) {
+			t.Errorf("%q: the call did not end with its result: %s", tc.meta, got)
+		}
+	}
+}

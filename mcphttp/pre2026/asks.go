@@ -232,8 +232,8 @@ type asks struct {
 	forwarding map[[16]byte]bool
 	// cancels holds the cancellations being sent to the other replicas again until one says
 	// it cancelled the request (cancel.go); cancelsOf counts them by caller; cancelling
-	// holds the requests they name, so that a cancellation sent again while the first is
-	// still on its way adds nothing.
+	// holds the requests they name, true once the first is published, so that a cancellation
+	// sent again while the first is still on its way adds nothing.
 	cancels    map[[16]byte]chan bool
 	cancelsOf  map[string]int
 	cancelling map[runKey]bool

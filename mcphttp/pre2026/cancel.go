@@ -101,6 +101,9 @@ func (b *asks) track(sess *legacysession.Session, id json.RawMessage, cancel con
 // cancellation sent again while the first is still being sent (a client that resends its
 // notifications/cancelled) publishes nothing and takes none of the caller's resends: the
 // first covers it, and copies must not crowd out the caller's cancellations of other requests.
+// Only once the first is published does it cover the copies, though: one that comes while the
+// first's publish is still on its way (Redis slow or down) is published once itself, taking
+// none of the resends either, so that the first's failing does not lose both.
 func (b *asks) cancel(ctx context.Context, sess *legacysession.Session, caller string, id json.RawMessage) {
 	cid, ok := runID(id)
 	if !ok {
@@ -131,19 +134,23 @@ func (b *asks) cancel(ctx context.Context, sess *legacysession.Session, caller s
 		return
 	}
 	if resend != nil {
+		b.mu.Lock()
+		b.cancelling[k] = true // published: from now on it covers copies
+		b.mu.Unlock()
 		go b.resendCancel(k, corr, caller, payload, resend)
 	}
 }
 
 // startCancel registers the cancellation of k, under corr, to be sent again (resend, its
 // acknowledgement's channel) within the bounds: none past MaxForwardsPerCaller of caller's or
-// MaxPending in all, when it goes once. sending says the same cancellation is being sent
-// already, when nothing is registered.
+// MaxPending in all, when it goes once. sending says the same cancellation has been published
+// and is being sent again already, when nothing is registered. One registered whose first
+// publish has not succeeded yet covers nothing: the copy goes once (nil, false).
 func (b *asks) startCancel(k runKey, corr [16]byte, caller string) (resend chan bool, sending bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.cancelling[k] {
-		return nil, true
+	if published, ok := b.cancelling[k]; ok {
+		return nil, published
 	}
 	if len(b.cancels) >= b.cfg.MaxPending || b.cancelsOf[caller] >= b.cfg.MaxForwardsPerCaller {
 		return nil, false
@@ -151,7 +158,7 @@ func (b *asks) startCancel(k runKey, corr [16]byte, caller string) (resend chan 
 	resend = make(chan bool, 1)
 	b.cancels[corr] = resend
 	b.cancelsOf[caller]++
-	b.cancelling[k] = true
+	b.cancelling[k] = false // registered, not yet published
 	return resend, false
 }
 

@@ -78,3 +78,71 @@ func TestAsksCancelSentAgainAddsNothing(t *testing.T) {
 		t.Fatal("the request on A was not cancelled")
 	}
 }
+
+// failingPublish is Redis failing to take cancellations: the first publish waits for release
+// before it fails, as one to a Redis that went away does until its timeout; every later one
+// fails at once. attempts counts them.
+type failingPublish struct {
+	store.Notices
+	entered, release chan struct{}
+	mu               sync.Mutex
+	attempts         int
+}
+
+func (f *failingPublish) Publish(ctx context.Context, topic string, msg []byte) error {
+	if topic != cancelTopic {
+		return f.Notices.Publish(ctx, topic, msg)
+	}
+	f.mu.Lock()
+	f.attempts++
+	first := f.attempts == 1
+	f.mu.Unlock()
+	if first {
+		close(f.entered)
+		<-f.release
+	}
+	return context.DeadlineExceeded
+}
+
+// TestAsksCancelSentAgainWhileThePublishFails: a client that sends its notifications/cancelled
+// again while the first one's publish is on its way and then fails (Redis down) has the copy
+// published too, instead of taken as covered by a first that never went out; neither takes a
+// resend once both failed. Before, the copy published nothing and both were lost.
+func TestAsksCancelSentAgainWhileThePublishFails(t *testing.T) {
+	srv := testredis.Start(t)
+	b := startRedisAsks(t, srv, nil, 1)[0].b
+	pub := &failingPublish{Notices: b.notices, entered: make(chan struct{}), release: make(chan struct{})}
+	b.notices = pub
+	sess := testSession(1, "p1", allCaps)
+	id := json.RawMessage(`"call-1"`)
+	first := make(chan struct{})
+	go func() {
+		defer close(first)
+		b.cancel(context.Background(), sess, testCaller, id)
+	}()
+	<-pub.entered
+	b.cancel(context.Background(), sess, testCaller, id) // the client sends it again
+	close(pub.release)
+	<-first
+	pub.mu.Lock()
+	attempts := pub.attempts
+	pub.mu.Unlock()
+	if attempts != 2 {
+		t.Errorf("the cancellation sent again during a failing publish was published %d times in all, want 2 (the first and the copy)", attempts)
+	}
+	b.mu.Lock()
+	mine, all, pending := b.cancelsOf[testCaller], len(b.cancels), len(b.cancelling)
+	b.mu.Unlock()
+	if mine != 0 || all != 0 || pending != 0 {
+		t.Errorf("after both publishes failed: %d of the caller's resends, %d in all, %d cancellations pending; want none", mine, all, pending)
+	}
+	// Redis back: the client's next copy is published and sent again as a first would be.
+	b.notices = pub.Notices
+	b.cancel(context.Background(), sess, testCaller, id)
+	b.mu.Lock()
+	mine = b.cancelsOf[testCaller]
+	b.mu.Unlock()
+	if mine != 1 {
+		t.Errorf("a copy sent once Redis is back has %d of the caller's resends, want 1", mine)
+	}
+}

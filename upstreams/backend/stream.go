@@ -100,8 +100,12 @@ type Stream struct {
 	done       bool
 	start      time.Time
 	once       sync.Once
-	dropped    int // notifications not relayed (resources the caller may not see)
-	relayed    int // notifications returned by Next, at most b.maxNotes
+	dropped    int // notifications not relayed: off the call, or logs the request did not ask for
+	// logLevel is the least severe notifications/message level the client's request asked
+	// for (its io.modelcontextprotocol/logLevel); "" when it asked for none, and then no log
+	// message of the backend's is relayed.
+	logLevel string
+	relayed  int // notifications returned by Next, at most b.maxNotes
 }
 
 // Call forwards c to the backend, whose name c.Target.Upstream is, and returns the response
@@ -132,9 +136,47 @@ func (b *Backend) Call(ctx context.Context, c *Call) (*Stream, error) {
 	if c.Method == wire.MethodComplete && c.Visible != nil {
 		completion = names.ParseCompletion(c.Params, c.Target.Name)
 	}
-	return b.open(ctx, c.ID, &Request{Method: c.Method, Name: name, Version: c.ProtocolVersion, Header: c.Header, Body: body,
+	s, err := b.open(ctx, c.ID, &Request{Method: c.Method, Name: name, Version: c.ProtocolVersion, Header: c.Header, Body: body,
 		Subject: b.SubjectFor(c.SubjectToken), SubjectKey: c.SubjectKey, Caller: c.Caller, UserToken: userTokenFor(b.PerUser(), c.UserToken), FromCaller: true,
 		visible: c.Visible, embedded: c.Embedded, completion: completion})
+	if s != nil {
+		s.logLevel = requestLogLevel(c.Params)
+	}
+	return s, err
+}
+
+// requestLogLevel is the io.modelcontextprotocol/logLevel of a request's params._meta, "" when
+// there is none: a 2026-07-28 server sends a request's log messages only when it asked for
+// them, at that level or a more severe one, and the gateway holds a backend to the same.
+func requestLogLevel(params json.RawMessage) string {
+	if len(params) == 0 {
+		return ""
+	}
+	var raw []byte
+	_ = jsonrpc.Members(params, func(key, val []byte) error {
+		if string(key) != "_meta" || len(val) == 0 || val[0] != '{' {
+			return nil
+		}
+		return jsonrpc.Members(val, func(k, v []byte) error {
+			if string(k) == jsonrpc.MetaLogLevel {
+				raw = v
+			}
+			return nil
+		})
+	})
+	if raw == nil {
+		return ""
+	}
+	for _, l := range era.LogLevels { // the usual spelling, read without allocating
+		if len(raw) == len(l)+2 && string(raw[1:len(raw)-1]) == l {
+			return l
+		}
+	}
+	var level string
+	if json.Unmarshal(raw, &level) != nil {
+		return ""
+	}
+	return level
 }
 
 // open sends o and prepares the Stream of its response; id is the id the response gets.
@@ -389,21 +431,22 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 				continue
 			}
 			err = fmt.Errorf("%w: %s: too many notifications dropped", wire.ErrBadResponse, s.b.name)
-		default:
-			if p, ok := s.rw.Notification(m.Method, m.Params); ok {
-				if s.overNotes() {
-					continue
-				}
-				if sameBytes(p, m.Params) && isCanonicalNotification(data, m.Method, p) {
-					return data, false, nil // what would be rendered is what was read
-				}
-				return jsonrpc.AppendNotification(nil, m.Method, p), false, nil
-			}
-			// About a resource the caller may not see: consumed, and the next event read.
+		case m.Method == era.NotifMessage && (s.logLevel == "" || !era.LogAtLeast(m.Params, s.logLevel)):
+			// A log message the request did not ask for, or below the level it asked for.
 			if s.dropped++; s.dropped <= maxSkippedNotifications {
 				continue
 			}
 			err = fmt.Errorf("%w: %s: too many notifications dropped", wire.ErrBadResponse, s.b.name)
+		default:
+			// Progress, or a log message the request asked for: neither names anything the
+			// gateway rewrites.
+			if s.overNotes() {
+				continue
+			}
+			if isCanonicalNotification(data, m.Method, m.Params) {
+				return data, false, nil // what would be rendered is what was read
+			}
+			return jsonrpc.AppendNotification(nil, m.Method, m.Params), false, nil
 		}
 		s.fail(err)
 		return nil, false, err
@@ -471,11 +514,6 @@ func isCanonicalNotification(data []byte, method string, params []byte) bool {
 	// params must be the very bytes after the member name, not an equal copy elsewhere.
 	return len(rest) == len(member)+len(params) && string(rest[:len(member)]) == member &&
 		&rest[len(member)] == &params[0]
-}
-
-// sameBytes reports whether a and b are the same slice of memory.
-func sameBytes(a, b []byte) bool {
-	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // OnWait sets fn to run whenever Next is about to wait for more of the backend's event stream,

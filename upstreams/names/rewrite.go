@@ -219,18 +219,6 @@ func (u Rewriter) rewriteResult(method string, res []byte) ([]byte, error) {
 	return out, err
 }
 
-// Notification rewrites params.uri of notifications/resources/updated; false drops the
-// notification.
-func (u Rewriter) Notification(method string, params []byte) ([]byte, bool) {
-	if method != wire.NotifResourcesUpdated {
-		return params, true
-	}
-	if params == nil || params[0] != '{' {
-		return nil, false
-	}
-	return u.uriMember(params, u.clientURI)
-}
-
 // ErrorData rewrites data.uri of a backend's error (SEP-2164: resource not found carries the
 // URI). False: the URI is hidden or not normalisable, and the error must not be relayed as is.
 func (u Rewriter) ErrorData(data []byte) ([]byte, bool) {
