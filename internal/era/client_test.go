@@ -89,10 +89,17 @@ func TestLogLevels(t *testing.T) {
 		if r, ok := LogLevelRank(l); !ok || r != i {
 			t.Errorf("LogLevelRank(%q) = %d, %v", l, r, ok)
 		}
+		// The decoder refuses a request's level by its own list: the two must agree.
+		if !jsonrpc.LogLevelKnown(l) {
+			t.Errorf("jsonrpc.LogLevelKnown(%q) = false", l)
+		}
 	}
 	for _, bad := range []string{"", "DEBUG", "warn", "fatal", "info "} {
 		if _, ok := LogLevelRank(bad); ok {
 			t.Errorf("LogLevelRank(%q) accepted", bad)
+		}
+		if jsonrpc.LogLevelKnown(bad) {
+			t.Errorf("jsonrpc.LogLevelKnown(%q) accepted", bad)
 		}
 	}
 	tests := []struct {

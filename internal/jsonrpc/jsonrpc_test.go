@@ -122,6 +122,24 @@ func TestParseParamsAndMeta(t *testing.T) {
 	}
 }
 
+// TestMetaLogLevel: a request's _meta log level is one of the eight levels, spelled as MCP spells
+// them; anything else (another case, a syslog name MCP does not use, not a string) is -32602
+// naming the key, so no unknown level reaches a backend or leaves the call's log filter open.
+func TestMetaLogLevel(t *testing.T) {
+	for _, level := range []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"} {
+		m, err := ParseMeta([]byte(`{"io.modelcontextprotocol/logLevel":"` + level + `"}`))
+		if err != nil || m.LogLevel != level {
+			t.Errorf("level %q: %v %+v", level, err, m)
+		}
+	}
+	for _, bad := range []string{`""`, `"DEBUG"`, `"warn"`, `"fatal"`, `"info "`, `"\u0069nfo "`, `7`, `null`} {
+		_, err := ParseMeta([]byte(`{"io.modelcontextprotocol/logLevel":` + bad + `}`))
+		if !errors.Is(err, NewError(CodeInvalidParams, "")) || !strings.Contains(err.Error(), MetaLogLevel) {
+			t.Errorf("level %s: err = %v, want -32602 naming %s", bad, err, MetaLogLevel)
+		}
+	}
+}
+
 func TestAppend(t *testing.T) {
 	got := string(AppendError(nil, nil, NewError(CodeParseError, `bad "json"`)))
 	want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad \"json\""}}`

@@ -150,7 +150,12 @@ func ParseMeta(raw json.RawMessage) (*Meta, error) {
 		case MetaClientInfo:
 			return rawObject(val, &m.ClientInfo, MetaClientInfo)
 		case MetaLogLevel:
-			return paramString(val, &m.LogLevel, MetaLogLevel)
+			if err := paramString(val, &m.LogLevel, MetaLogLevel); err != nil {
+				return err
+			}
+			if !LogLevelKnown(m.LogLevel) {
+				return invalidParam(MetaLogLevel, "one of debug, info, notice, warning, error, critical, alert, emergency")
+			}
 		case MetaProgressToken:
 			if val[0] != '"' && !validID(val) {
 				return invalidParam(MetaProgressToken, "a string or an integer")
@@ -246,4 +251,16 @@ func paramString(val []byte, dst *string, name string) error {
 
 func invalidParam(name, want string) *Error {
 	return NewError(CodeInvalidParams, "Invalid params: "+name+" must be "+want)
+}
+
+// LogLevelKnown reports whether level is one of the eight levels of notifications/message, as
+// MCP spells them (case-sensitive). A request's _meta log level that is not is refused with
+// -32602, as the specification asks: a level no one knows would otherwise reach the backend, and
+// decide nothing about which of its messages the client wanted.
+func LogLevelKnown(level string) bool {
+	switch level {
+	case "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency":
+		return true
+	}
+	return false
 }
