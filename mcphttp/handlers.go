@@ -189,6 +189,7 @@ func (x *request) call(ctx context.Context, target upstreams.Target, params json
 		Target:          target,
 		Spelling:        resourceSpelling(x, target),
 		ProtocolVersion: x.in.meta.ProtocolVersion,
+		LogLevel:        x.in.meta.LogLevel,
 		Header:          x.callHeaders(),
 		SubjectToken:    x.subjectToken(target.Upstream),
 		SubjectKey:      x.caller.keyOf(x.subjectToken(target.Upstream)),

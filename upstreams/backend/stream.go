@@ -40,6 +40,11 @@ type Call struct {
 	Spelling string
 	// ProtocolVersion is sent as MCP-Protocol-Version; empty means ProtocolVersion.
 	ProtocolVersion string
+	// LogLevel is the io.modelcontextprotocol/logLevel of the client's request, as the gateway
+	// decoded it (one of the eight levels), "" when it asked for none: a 2026-07-28 server sends
+	// a request's log messages only when asked, at that level or a more severe one, and the
+	// gateway holds a backend to the same.
+	LogLevel string
 	// Header holds the pass-through headers the caller selected: Mcp-Param-*, traceparent,
 	// tracestate, baggage and X-Request-Id. Anything else is dropped.
 	Header http.Header
@@ -140,43 +145,9 @@ func (b *Backend) Call(ctx context.Context, c *Call) (*Stream, error) {
 		Subject: b.SubjectFor(c.SubjectToken), SubjectKey: c.SubjectKey, Caller: c.Caller, UserToken: userTokenFor(b.PerUser(), c.UserToken), FromCaller: true,
 		visible: c.Visible, embedded: c.Embedded, completion: completion})
 	if s != nil {
-		s.logLevel = requestLogLevel(c.Params)
+		s.logLevel = c.LogLevel
 	}
 	return s, err
-}
-
-// requestLogLevel is the io.modelcontextprotocol/logLevel of a request's params._meta, "" when
-// there is none: a 2026-07-28 server sends a request's log messages only when it asked for
-// them, at that level or a more severe one, and the gateway holds a backend to the same.
-func requestLogLevel(params json.RawMessage) string {
-	if len(params) == 0 {
-		return ""
-	}
-	var raw []byte
-	_ = jsonrpc.Members(params, func(key, val []byte) error {
-		if string(key) != "_meta" || len(val) == 0 || val[0] != '{' {
-			return nil
-		}
-		return jsonrpc.Members(val, func(k, v []byte) error {
-			if string(k) == jsonrpc.MetaLogLevel {
-				raw = v
-			}
-			return nil
-		})
-	})
-	if raw == nil {
-		return ""
-	}
-	for _, l := range era.LogLevels { // the usual spelling, read without allocating
-		if len(raw) == len(l)+2 && string(raw[1:len(raw)-1]) == l {
-			return l
-		}
-	}
-	var level string
-	if json.Unmarshal(raw, &level) != nil {
-		return ""
-	}
-	return level
 }
 
 // open sends o and prepares the Stream of its response; id is the id the response gets.
