@@ -31,6 +31,17 @@ var offCallNotes = []string{
 // between a progress notification and a log message, then the result.
 func chattyBackend(t *testing.T) *httptest.Server {
 	t.Helper()
+	return streamingBackend(t, "chatty", func() []string {
+		events := []string{`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1,"message":"first"}}`}
+		events = append(events, offCallNotes...)
+		return append(events, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"logged"}}`)
+	})
+}
+
+// streamingBackend is a 2026-07-28 backend named name with one tool, talk, whose call streams
+// the messages events gives, then its result.
+func streamingBackend(t *testing.T, name string, events func() []string) *httptest.Server {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			ID     json.RawMessage `json:"id"`
@@ -44,17 +55,13 @@ func chattyBackend(t *testing.T) *httptest.Server {
 		switch req.Method {
 		case "server/discover":
 			w.Header().Set("Content-Type", "application/json")
-			_, _ = io.WriteString(w, head+`,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"chatty","version":"1"}}}`)
+			_, _ = io.WriteString(w, head+`,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"`+name+`","version":"1"}}}`)
 		case "tools/list":
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = io.WriteString(w, head+`,"result":{"resultType":"complete","tools":[{"name":"talk","inputSchema":{"type":"object"}}]}}`)
 		case "tools/call":
 			w.Header().Set("Content-Type", "text/event-stream")
-			events := []string{`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1,"message":"first"}}`}
-			events = append(events, offCallNotes...)
-			events = append(events, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"logged"}}`,
-				head+`,"result":{"resultType":"complete","content":[{"type":"text","text":"said"}]}}`)
-			for _, e := range events {
+			for _, e := range append(events(), head+`,"result":{"resultType":"complete","content":[{"type":"text","text":"said"}]}}`) {
 				_, _ = io.WriteString(w, "data: "+e+"\n\n")
 			}
 		default:
@@ -113,36 +120,13 @@ func TestCallStreamDropsNotificationsOffTheCall(t *testing.T) {
 // levels, whatever the request asked for, then the result.
 func leveledBackend(t *testing.T, levels []string) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
+	return streamingBackend(t, "leveled", func() []string {
+		var events []string
+		for _, l := range levels {
+			events = append(events, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"`+l+`","data":"at `+l+`"}}`)
 		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		head := `{"jsonrpc":"2.0","id":` + string(req.ID)
-		switch req.Method {
-		case "server/discover":
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = io.WriteString(w, head+`,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"leveled","version":"1"}}}`)
-		case "tools/list":
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = io.WriteString(w, head+`,"result":{"resultType":"complete","tools":[{"name":"talk","inputSchema":{"type":"object"}}]}}`)
-		case "tools/call":
-			w.Header().Set("Content-Type", "text/event-stream")
-			for _, l := range levels {
-				_, _ = io.WriteString(w, `data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"`+l+`","data":"at `+l+`"}}`+"\n\n")
-			}
-			_, _ = io.WriteString(w, "data: "+head+`,"result":{"resultType":"complete","content":[{"type":"text","text":"said"}]}}`+"\n\n")
-		default:
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = io.WriteString(w, head+`,"error":{"code":-32601,"message":"Method not found"}}`)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+		return events
+	})
 }
 
 // A 2026-07-28 request gets a backend's log messages only when it asked for them
