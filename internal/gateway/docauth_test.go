@@ -12,13 +12,9 @@ import (
 // setting and are left to TestDocExamplesMatchSchema.
 func TestDocExampleAuthBlocksValid(t *testing.T) {
 	checked := 0
-	for _, ex := range docExamples(t) {
-		part, ok, err := gatewayPart(ex.src)
-		if err != nil || !ok {
-			continue
-		}
-		c := newConfig()
-		if err := decodeYAML(bytes.NewReader(part), &c); err != nil || len(c.Auth.Issuers) == 0 {
+	for _, ex := range decodedDocExamples(t) {
+		c := ex.c
+		if len(c.Auth.Issuers) == 0 {
 			continue
 		}
 		c.applyDefaults()
@@ -30,4 +26,30 @@ func TestDocExampleAuthBlocksValid(t *testing.T) {
 	if checked < 5 {
 		t.Errorf("only %d examples with issuers: the extraction lost some", checked)
 	}
+}
+
+// decodedDocExample is a documentation example's gateway configuration, decoded as serve
+// decodes it, before defaults.
+type decodedDocExample struct {
+	where string
+	c     Config
+}
+
+// decodedDocExamples are the documentation's examples that hold a gateway configuration which
+// decodes; one that does not is TestDocExamplesMatchSchema's to report.
+func decodedDocExamples(t *testing.T) []decodedDocExample {
+	t.Helper()
+	var out []decodedDocExample
+	for _, ex := range docExamples(t) {
+		part, ok, err := gatewayPart(ex.src)
+		if err != nil || !ok {
+			continue
+		}
+		c := newConfig()
+		if err := decodeYAML(bytes.NewReader(part), &c); err != nil {
+			continue
+		}
+		out = append(out, decodedDocExample{ex.where, c})
+	}
+	return out
 }

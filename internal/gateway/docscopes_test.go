@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"slices"
 	"testing"
 )
@@ -13,15 +12,8 @@ import (
 // publishes another scope gets clients holding tokens no rule accepts.
 func TestDocExampleScopesAreGranted(t *testing.T) {
 	checked := 0
-	for _, ex := range docExamples(t) {
-		part, ok, err := gatewayPart(ex.src)
-		if err != nil || !ok {
-			continue
-		}
-		c := newConfig()
-		if err := decodeYAML(bytes.NewReader(part), &c); err != nil {
-			continue // TestDocExamplesMatchSchema reports it
-		}
+	for _, ex := range decodedDocExamples(t) {
+		c := ex.c
 		published := c.Auth.ResourceMetadata.ScopesSupported
 		if len(published) == 0 || len(c.Auth.Policy.Rules) == 0 {
 			continue
