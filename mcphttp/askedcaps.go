@@ -143,21 +143,11 @@ func variantOf(obj []byte, names ...string) string {
 	return found
 }
 
-// needs is every capability r needs: era names one per entry, the larger, and a sampling
-// request that offers tools and includes context needs sampling.context besides sampling.tools.
+// needs is every capability r needs, each alone, so that requiredCapabilities names only the
+// part of a sampling request's needs that was not declared.
 func needs(r era.InputRequest) []string {
-	if r.Capability != era.CapSamplingTools {
-		return []string{r.Capability}
-	}
-	context := false
-	_ = jsonrpc.Members(r.Params, func(k, v []byte) error {
-		if string(k) == "includeContext" {
-			context = string(v) != `"none"` && string(v) != "null"
-		}
-		return nil
-	})
-	if context {
+	if r.Capability == era.CapSamplingToolsContext {
 		return []string{era.CapSamplingTools, era.CapSamplingContext}
 	}
-	return []string{era.CapSamplingTools}
+	return []string{r.Capability}
 }
