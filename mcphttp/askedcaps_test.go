@@ -1,7 +1,9 @@
 package mcphttp
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -9,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	sdkjsonrpc "github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/store"
@@ -276,4 +281,30 @@ func TestMutatedAsksOnlyWhatWasDeclared(t *testing.T) {
 	if r := askCalls[0].post(t, url, `{"elicitation":{"url":{}}}`); r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"mode":"url"`) {
 		t.Fatalf("%d %s, want the mutated round relayed", r.Status, r.Body)
 	}
+}
+
+// TestUndeclaredAskSDKClient: a go-sdk client that declared form elicitation only, calling a
+// tool whose backend asks for sampling, gets the JSON-RPC error -32021 naming sampling, and its
+// elicitation handler is never called.
+func TestUndeclaredAskSDKClient(t *testing.T) {
+	b := &askBackend{}
+	b.set(`{"resultType":"input_required","inputRequests":{"s":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1}}},"requestState":"x"}`)
+	asked := false
+	cs := mcptest.Connect(t, askGateway(t, Config{}, b), mcptest.WithProtocolVersion("2026-07-28"),
+		mcptest.WithElicitation(func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked = true
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}))
+	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "be__t", Arguments: map[string]any{}})
+	var e *sdkjsonrpc.Error
+	if !errors.As(err, &e) || e.Code != -32021 || !strings.Contains(string(e.Data), `"requiredCapabilities":{"sampling":{}}`) || asked {
+		t.Fatalf("err = %v (data %s), asked %v; want -32021 naming sampling, nothing asked", err, dataOf(e), asked)
+	}
+}
+
+func dataOf(e *sdkjsonrpc.Error) string {
+	if e == nil {
+		return ""
+	}
+	return string(e.Data)
 }
