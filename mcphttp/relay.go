@@ -102,6 +102,13 @@ func (x *request) relay(st *upstreams.Stream, asks *askChecks) (string, error) {
 				return outcomeDenied, out.Result(refusal, http.StatusOK, outcomeDenied, held)
 			}
 		}
+		// What the client is asked is what it declared it can answer, whoever wrote the round
+		// (the backend, or an interceptor that mutated it).
+		if kind == kindInputRequired {
+			if err := checkAsked(x, result); err != nil {
+				return "", err
+			}
+		}
 		// The stream has decoded the message already and hands over its result, which the
 		// answer borrows; a round trip's state is sealed first.
 		result, outcome, err := x.s.confirm.mrtrOut(x, result, kind)

@@ -22,7 +22,9 @@ const (
 	CapSamplingTools = "sampling.tools"
 	// CapSamplingContext: a sampling request whose includeContext is not "none".
 	CapSamplingContext = "sampling.context"
-	CapRoots           = "roots"
+	// CapSamplingToolsContext: a sampling request that does both, which needs both.
+	CapSamplingToolsContext = "sampling.tools and sampling.context"
+	CapRoots                = "roots"
 )
 
 // ClientCaps is the set of client capabilities the gateway relays to backends, as flags: the
@@ -145,6 +147,8 @@ func (c ClientCaps) Has(capability string) bool {
 		return c.Sampling && c.SamplingTools
 	case CapSamplingContext:
 		return c.Sampling && c.SamplingContext
+	case CapSamplingToolsContext:
+		return c.Sampling && c.SamplingTools && c.SamplingContext
 	case CapRoots:
 		return c.Roots
 	}

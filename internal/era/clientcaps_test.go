@@ -118,3 +118,22 @@ func TestNegotiateVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestSamplingNeedsEachItAsksFor: a sampling request that offers tools and includes context
+// needs both sub-capabilities; a client that declared only one of them is not asked it, which
+// it could not answer as asked.
+func TestSamplingNeedsEachItAsksFor(t *testing.T) {
+	both := `{"k":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1,"includeContext":"thisServer","tools":[]}}}`
+	reqs, err := InputRequests(V20251125, json.RawMessage(both))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for caps, want := range map[string]bool{
+		`{"sampling":{}}`: false, `{"sampling":{"tools":{}}}`: false, `{"sampling":{"context":{}}}`: false,
+		`{"sampling":{"tools":{},"context":{}}}`: true,
+	} {
+		if got := Declares(json.RawMessage(caps), reqs[0].Capability); got != want {
+			t.Errorf("%s declares %s: %v, want %v", caps, reqs[0].Capability, got, want)
+		}
+	}
+}

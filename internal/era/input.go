@@ -29,7 +29,7 @@ type InputRequest struct {
 // 2025-11-25 client, whose schema requires elicitationId (removed in 2026-07-28), the key
 // stands in when the server gave none: the gateway sends no elicitation/complete notification
 // that would need another. Sampling needs sampling, plus sampling.tools when it offers tools
-// and sampling.context when includeContext is not "none". Roots need roots. Reserved
+// and sampling.context when includeContext is not "none" (both when it does both). Roots need roots. Reserved
 // io.modelcontextprotocol/* keys are dropped from the params' _meta: they mean a 2026 request.
 func InputRequests(version string, inputRequests json.RawMessage) ([]InputRequest, error) {
 	if !IsLegacyVersion(version) {
@@ -113,7 +113,8 @@ func inputRequest(version, key string, entry []byte) (InputRequest, error) {
 	case MethodElicitationCreate:
 		return elicitation(r, version, params)
 	case MethodSamplingCreate:
-		// One capability per entry: tools, the larger ask, wins when a request needs both.
+		// One capability per entry: a request that offers tools and includes context needs
+		// both, which neither implies.
 		tools, context := false, false
 		_ = jsonrpc.Members(params, func(k, v []byte) error {
 			switch string(k) {
@@ -125,6 +126,8 @@ func inputRequest(version, key string, entry []byte) (InputRequest, error) {
 			return nil
 		})
 		switch {
+		case tools && context:
+			r.Capability = CapSamplingToolsContext
 		case tools:
 			r.Capability = CapSamplingTools
 		case context:

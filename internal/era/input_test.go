@@ -64,7 +64,7 @@ func TestInputRequests(t *testing.T) {
 		{`{"method":"elicitation/create","params":{"mode":"url","url":"u","message":"m","elicitationId":"e1"}}`, CapElicitationURL,
 			`{"mode":"url","url":"u","message":"m","elicitationId":"e1"}`},
 		{`{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1,"tools":[]}}`, CapSamplingTools, ``},
-		{`{"method":"sampling/createMessage","params":{"includeContext":"thisServer","tools":[],"messages":[],"maxTokens":1}}`, CapSamplingTools, ``},
+		{`{"method":"sampling/createMessage","params":{"includeContext":"thisServer","tools":[],"messages":[],"maxTokens":1}}`, CapSamplingToolsContext, ``},
 		{`{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1,"includeContext":"allServers"}}`, CapSamplingContext, ``},
 		{`{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1,"includeContext":"none","tools":null}}`, CapSampling, ``},
 		{`{"method":"roots/list","params":null}`, CapRoots, `{}`},
