@@ -97,9 +97,16 @@ func (q *clientReq) askFailed(err error) error {
 	case errors.Is(err, errAsksBusy):
 		return q.failed("too many requests of this session or caller are waiting for the client's answers")
 	}
+	q.logNotAsked(err)
+	return q.failed(notAsked(err))
+}
+
+// logNotAsked logs why the client could not be asked for what its call needs, when the client
+// is told only that it could not (notAsked): the request, the caller and the error, never an
+// argument or a token.
+func (q *clientReq) logNotAsked(err error) {
 	q.e.log.LogAttrs(q.in.Context(), slog.LevelWarn, "legacy client could not be asked",
 		slog.String("request_id", q.in.RequestID()), slog.String("subject", q.in.Subject()), slog.String("error", err.Error()))
-	return q.failed(notAsked(err))
 }
 
 // notAsked says, in a 2025 client's terms, why the gateway could not ask it for what a call

@@ -57,7 +57,7 @@ func (q *clientReq) backendRequests() upstreams.ClientRequests {
 		responses, release, err := e.asks.ask(rctx, sess, q.in.BoundKey(), []era.InputRequest{r}, q.roundLimits(), q.emit)
 		q.in.Waited(e.now().Sub(asked))
 		if err != nil {
-			return nil, relayError(ctx, rctx, err)
+			return nil, q.relayError(ctx, rctx, err)
 		}
 		// Held, and charged, until handed to the backend's session, which copies it into the
 		// request that answers the backend.
@@ -85,8 +85,9 @@ func relayNoCapability(capability string) *jsonrpc.Error {
 
 // relayError is what the backend gets when its request was not answered: the client's own
 // error as the client sent it, or the gateway's reason. The end of the call's ctx is returned
-// as it is: nothing more goes to the backend then.
-func relayError(ctx, rctx context.Context, err error) error {
+// as it is: nothing more goes to the backend then. A failure the gateway has no words for is
+// logged, as it is when a round of a 2026-07-28 backend's input could not be asked (askFailed).
+func (q *clientReq) relayError(ctx, rctx context.Context, err error) error {
 	var ce *clientAnswerError
 	var nc *noCapabilityError
 	switch {
@@ -102,6 +103,10 @@ func relayError(ctx, rctx context.Context, err error) error {
 		return jsonrpc.NewError(jsonrpc.CodeInternalError, "too many requests are waiting for this client's answers")
 	case errors.As(err, new(*answersTooLargeError)), errors.As(err, new(*callerAnswersError)), errors.Is(err, errAnswersBudget):
 		return jsonrpc.NewError(jsonrpc.CodeInternalError, "the client's answer could not be held: "+err.Error())
+	}
+	if q.c.Failed() == nil {
+		// Not the client gone: the gateway's own failure, which only the log tells.
+		q.logNotAsked(err)
 	}
 	return jsonrpc.NewError(jsonrpc.CodeInternalError, "the client could not be asked")
 }
