@@ -45,7 +45,7 @@ func (q *clientReq) backendRequests() upstreams.ClientRequests {
 		// What the client would answer itself had the request reached it: it does not
 		// implement what it did not declare. Nothing is written to the client.
 		if !era.Declares(sess.Caps, r.Capability) {
-			return nil, relayNoCapability(r.Capability)
+			return nil, q.relayNoCapability(r.Capability)
 		}
 		rctx, cancel := context.WithTimeout(ctx, e.cfg.AskTimeout)
 		defer cancel()
@@ -78,9 +78,9 @@ func (q *clientReq) backendRequests() upstreams.ClientRequests {
 
 // relayNoCapability is the error a backend gets for a request the client did not declare the
 // capability for.
-func relayNoCapability(capability string) *jsonrpc.Error {
+func (q *clientReq) relayNoCapability(capability string) *jsonrpc.Error {
 	return jsonrpc.NewError(jsonrpc.CodeMethodNotFound,
-		"the client did not declare the "+capabilityWord(capability)+" capability")
+		"the client did not declare the "+q.capabilityWord(capability)+" capability")
 }
 
 // relayError is what the backend gets when its request was not answered: the client's own
@@ -98,7 +98,7 @@ func (q *clientReq) relayError(ctx, rctx context.Context, err error) error {
 	case errors.Is(err, errSessionExpired), timedOut(rctx, err):
 		return jsonrpc.NewError(jsonrpc.CodeInternalError, "no answer from the client in time")
 	case errors.As(err, &nc):
-		return relayNoCapability(nc.Capability)
+		return q.relayNoCapability(nc.Capability)
 	case errors.Is(err, errAsksBusy):
 		return jsonrpc.NewError(jsonrpc.CodeInternalError, "too many requests are waiting for this client's answers")
 	case errors.As(err, new(*answersTooLargeError)), errors.As(err, new(*callerAnswersError)), errors.Is(err, errAnswersBudget):
