@@ -42,6 +42,7 @@ func (q *clientReq) backendRequests() upstreams.ClientRequests {
 		if err != nil {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: the gateway cannot relay this "+method+" request")
 		}
+		r.Params = withoutOwnAnnotation(r.Params)
 		// What the client would answer itself had the request reached it: it does not
 		// implement what it did not declare. Nothing is written to the client.
 		if !era.Declares(sess.Caps, r.Capability) {
