@@ -97,16 +97,16 @@ func (q *clientReq) askFailed(err error) error {
 	case errors.Is(err, errAsksBusy):
 		return q.failed("too many requests of this session or caller are waiting for the client's answers")
 	}
-	q.logNotAsked(err)
+	q.e.logNotAsked(q.in, err)
 	return q.failed(notAsked(err))
 }
 
-// logNotAsked logs why the client could not be asked for what its call needs, when the client
-// is told only that it could not (notAsked): the request, the caller and the error, never an
-// argument or a token.
-func (q *clientReq) logNotAsked(err error) {
-	q.e.log.LogAttrs(q.in.Context(), slog.LevelWarn, "legacy client could not be asked",
-		slog.String("request_id", q.in.RequestID()), slog.String("subject", q.in.Subject()), slog.String("error", err.Error()))
+// logNotAsked logs why the client of in could not be asked for what its call needs, when the
+// client is told only that it could not (notAsked): the request, the caller and the error,
+// never an argument or a token.
+func (e *Edge) logNotAsked(in *mcphttp.Incoming, err error) {
+	e.log.LogAttrs(in.Context(), slog.LevelWarn, "legacy client could not be asked",
+		slog.String("request_id", in.RequestID()), slog.String("subject", in.Subject()), slog.String("error", err.Error()))
 }
 
 // notAsked says, in a 2025 client's terms, why the gateway could not ask it for what a call
@@ -167,17 +167,17 @@ func timedOut(rctx context.Context, err error) bool {
 		errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, errAskTimeout)
 }
 
-// capabilityWord names a capability of era.InputRequest (a Cap* name) for a user: form mode
-// is "elicitation", as both eras call it, except to a client that declared URL mode, which has
-// elicitation, only not that mode; either mode is "elicitation" to a client whose revision has
-// none (2025-03-26).
-func (q *clientReq) capabilityWord(c string) string {
-	if (c == era.CapElicitationForm || c == era.CapElicitationURL) && !versionHas(q.version, era.CapElicitationForm) {
+// capabilityWord names a capability of era.InputRequest (a Cap* name) for the user of a client
+// of version that declared caps: form mode is "elicitation", as both eras call it, except to a
+// client that declared URL mode, which has elicitation, only not that mode; either mode is
+// "elicitation" to a client whose revision has none (2025-03-26).
+func capabilityWord(c string, caps json.RawMessage, version string) string {
+	if (c == era.CapElicitationForm || c == era.CapElicitationURL) && !versionHas(version, era.CapElicitationForm) {
 		return "elicitation"
 	}
 	switch c {
 	case era.CapElicitationForm:
-		if q.sess != nil && era.Declares(q.sess.Caps, era.CapElicitationURL) {
+		if era.Declares(caps, era.CapElicitationURL) {
 			return "form-mode elicitation"
 		}
 		return "elicitation"

@@ -268,7 +268,7 @@ func (q *clientReq) noCapability(capabilities ...string) error {
 	}
 	inVersion := false
 	for _, c := range missing {
-		words = append(words, q.capabilityWord(c))
+		words = append(words, capabilityWord(c, declared, q.version))
 		inVersion = inVersion || versionHas(q.version, c)
 	}
 	what := "a client capability"
