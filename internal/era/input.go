@@ -109,6 +109,9 @@ func inputRequest(version, key string, entry []byte) (InputRequest, error) {
 	if !isObject(params) {
 		return r, fmt.Errorf("params are not an object")
 	}
+	if k := readMemberSpelledOtherwise(params); k != "" {
+		return r, fmt.Errorf("params member %q is another spelling of one the gateway reads", k)
+	}
 	switch r.Method {
 	case MethodElicitationCreate:
 		return elicitation(r, version, params)
@@ -142,6 +145,33 @@ func inputRequest(version, key string, entry []byte) (InputRequest, error) {
 	}
 	r.Params, err = withoutProtocolMeta(params, nil)
 	return r, err
+}
+
+// readParams are the params members the gateway reads or writes in a request to a pre-2026
+// client: mode and url (URL-mode elicitation, which needs elicitation.url), elicitationId
+// (added when absent), tools and includeContext (sampling.tools, sampling.context), _meta
+// (reserved keys dropped, the guardrails' annotation added).
+var readParams = [...][]byte{[]byte("mode"), []byte("url"), []byte("elicitationId"), []byte("tools"),
+	[]byte("includeContext"), []byte("_meta")}
+
+// readMemberSpelledOtherwise returns the first member of params (an object) that is one of
+// readParams spelled otherwise ("Mode", "include_context", "_META"; jsonrpc.FoldEqual), "" for
+// none. The gateway decides on the exact name what a request needs of the client, but a client
+// whose decoder folds case or punctuation (Go's encoding/json, encoding/json/v2's
+// case-insensitive matching) reads such a member as that one: "Mode":"url" would reach a client
+// that declared form mode only as a URL-mode elicitation, "Tools" one that never declared
+// sampling.tools as a tool-enabled sampling request. Such a request is not sent.
+func readMemberSpelledOtherwise(params []byte) string {
+	var found string
+	_ = jsonrpc.Members(params, func(k, _ []byte) error {
+		for _, name := range readParams {
+			if found == "" && jsonrpc.FoldEqual(k, name) && string(k) != string(name) {
+				found = string(k)
+			}
+		}
+		return nil
+	})
+	return found
 }
 
 // elicitation translates the params of an elicitation/create entry.

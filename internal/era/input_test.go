@@ -174,3 +174,53 @@ func TestIsProtocolMetaKey(t *testing.T) {
 		}
 	}
 }
+
+// TestInputRequestsMemberSpelledOtherwise: a request whose params hold a member the gateway
+// decides on (mode, url, elicitationId, tools, includeContext, _meta) spelled otherwise is
+// refused, from a backend's inputRequests and from a pre-2026 backend's own request alike, alone
+// or beside the exact spelling, for every client version: a client whose decoder folds case or
+// punctuation would read "Mode":"url" as a URL-mode elicitation the gateway judged form mode,
+// and "Tools" as a tool-enabled sampling request it judged plain sampling, neither needing what
+// the client declared. The exact spellings still pass.
+func TestInputRequestsMemberSpelledOtherwise(t *testing.T) {
+	const (
+		schema   = `"message":"Name?","requestedSchema":{"type":"object"}`
+		messages = `"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":5`
+	)
+	for _, tt := range []struct{ method, params string }{
+		{MethodElicitationCreate, `{"Mode":"url","url":"https://example.com/x","elicitationId":"e",` + schema + `}`},
+		{MethodElicitationCreate, `{"MODE":"url","url":"https://example.com/x",` + schema + `}`},
+		{MethodElicitationCreate, `{"mode":"form","mo-de":"url","url":"https://example.com/x",` + schema + `}`},
+		{MethodElicitationCreate, `{"mode":"form","mo_de":"url",` + schema + `}`},
+		{MethodElicitationCreate, `{"ｍode":"url",` + schema + `}`}, // fullwidth m
+		{MethodElicitationCreate, `{"mode":"url","URL":"https://example.com/other","url":"https://example.com/x",` + schema + `}`},
+		{MethodElicitationCreate, `{"mode":"url","url":"https://example.com/x","ElicitationID":"e",` + schema + `}`},
+		{MethodElicitationCreate, `{` + schema + `,"_META":{"io.modelcontextprotocol/x":1}}`},
+		{MethodSamplingCreate, `{"Tools":[{"name":"t","inputSchema":{"type":"object"}}],` + messages + `}`},
+		{MethodSamplingCreate, `{"tool_s":[{"name":"t","inputSchema":{"type":"object"}}],` + messages + `}`},
+		{MethodSamplingCreate, `{"include_context":"allServers",` + messages + `}`},
+		{MethodSamplingCreate, `{"includeContext":"none","IncludeContext":"thisServer",` + messages + `}`},
+		{MethodSamplingCreate, `{"INCLUDECONTEXT":"thisServer",` + messages + `}`},
+		{MethodRootsList, `{"_Meta":{"io.modelcontextprotocol/x":1}}`},
+	} {
+		for _, v := range []string{V20251125, V20250618, V20250326} {
+			entry := `{"method":"` + tt.method + `","params":` + tt.params + `}`
+			if got, err := InputRequests(v, json.RawMessage(`{"k":`+entry+`}`)); err == nil {
+				t.Errorf("%s: inputRequests entry %s = %+v, want refused", v, tt.params, got)
+			}
+			if got, err := ServerRequest(v, "k", tt.method, json.RawMessage(tt.params)); err == nil {
+				t.Errorf("%s: %s request %s = %+v, want refused", v, tt.method, tt.params, got)
+			}
+		}
+	}
+	for _, tt := range []struct{ method, params, capability string }{
+		{MethodElicitationCreate, `{"mode":"url","url":"https://example.com/x","elicitationId":"e",` + schema + `}`, CapElicitationURL},
+		{MethodSamplingCreate, `{"tools":[{"name":"t","inputSchema":{"type":"object"}}],` + messages + `}`, CapSamplingTools},
+		{MethodSamplingCreate, `{"includeContext":"thisServer",` + messages + `,"_meta":{"k":1}}`, CapSamplingContext},
+	} {
+		got, err := ServerRequest(V20251125, "k", tt.method, json.RawMessage(tt.params))
+		if err != nil || got.Capability != tt.capability {
+			t.Errorf("%s: %+v %v, want capability %s", tt.params, got, err, tt.capability)
+		}
+	}
+}

@@ -37,7 +37,7 @@ func (q *clientReq) ask(ctx context.Context, result []byte, written func()) (res
 	// declare at initialize.
 	for _, r := range reqs {
 		if !era.Declares(q.sess.Caps, r.Capability) {
-			return nil, "", nil, true, q.noCapability(capabilityWord(r.Capability))
+			return nil, "", nil, true, q.noCapability(r.Capability)
 		}
 	}
 	rctx, cancel := context.WithTimeout(ctx, e.cfg.AskTimeout)
@@ -93,13 +93,20 @@ func (q *clientReq) askFailed(err error) error {
 	case errors.Is(err, errSessionExpired):
 		return q.failed("the client's session expired before it answered; initialize again")
 	case errors.As(err, &nc):
-		return q.noCapability(capabilityWord(nc.Capability))
+		return q.noCapability(nc.Capability)
 	case errors.Is(err, errAsksBusy):
 		return q.failed("too many requests of this session or caller are waiting for the client's answers")
 	}
-	q.e.log.LogAttrs(q.in.Context(), slog.LevelWarn, "legacy client could not be asked",
-		slog.String("request_id", q.in.RequestID()), slog.String("subject", q.in.Subject()), slog.String("error", err.Error()))
+	q.e.logNotAsked(q.in, err)
 	return q.failed(notAsked(err))
+}
+
+// logNotAsked logs why the client of in could not be asked for what its call needs, when the
+// client is told only that it could not (notAsked): the request, the caller and the error,
+// never an argument or a token.
+func (e *Edge) logNotAsked(in *mcphttp.Incoming, err error) {
+	e.log.LogAttrs(in.Context(), slog.LevelWarn, "legacy client could not be asked",
+		slog.String("request_id", in.RequestID()), slog.String("subject", in.Subject()), slog.String("error", err.Error()))
 }
 
 // notAsked says, in a 2025 client's terms, why the gateway could not ask it for what a call
@@ -160,18 +167,28 @@ func timedOut(rctx context.Context, err error) bool {
 		errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, errAskTimeout)
 }
 
-// capabilityWord names a capability of era.InputRequest for a user.
-func capabilityWord(c string) string {
-	switch c {
-	case "elicitation.form":
+// capabilityWord names a capability of era.InputRequest (a Cap* name) for the user of a client
+// of version that declared caps: form mode is "elicitation", as both eras call it, except to a
+// client that declared URL mode, which has elicitation, only not that mode; either mode is
+// "elicitation" to a client whose revision has none (2025-03-26).
+func capabilityWord(c string, caps json.RawMessage, version string) string {
+	if (c == era.CapElicitationForm || c == era.CapElicitationURL) && !versionHas(version, era.CapElicitationForm) {
 		return "elicitation"
-	case "elicitation.url":
+	}
+	switch c {
+	case era.CapElicitationForm:
+		if era.Declares(caps, era.CapElicitationURL) {
+			return "form-mode elicitation"
+		}
+		return "elicitation"
+	case era.CapElicitationURL:
 		return "URL-mode elicitation"
 	}
 	return c
 }
 
+// joinSorted names the distinct words of s, sorted, joined with "and".
 func joinSorted(s []string) string {
 	slices.Sort(s)
-	return strings.Join(s, " and ")
+	return strings.Join(slices.Compact(s), " and ")
 }

@@ -43,3 +43,26 @@ func TestWithAnnotation(t *testing.T) {
 		t.Errorf("a result without annotation changed the request: %s", plain[0].Params)
 	}
 }
+
+// Without an annotation of the gateway's, a backend's own member of its name (in any spelling a
+// client's decoder folds to it) is removed all the same, the rest of the _meta kept, and a _meta
+// left empty dropped; a request without one is left as it is.
+func TestWithAnnotationRemovesTheBackends(t *testing.T) {
+	plain := []byte(`{"resultType":"input_required","_meta":{"x":1}}`)
+	for _, tt := range []struct{ params, want string }{
+		{`{"_meta":{"` + guardrails.MetaKey + `":{"findings":[]},"y":2},"message":"m"}`, `{"_meta":{"y":2},"message":"m"}`},
+		{`{"message":"m","_meta":{"IO.MCP-GATEWAY/GUARDRAILS":{}}}`, `{"message":"m"}`},
+		{`{"_meta":{"io.mcp_gateway/guardrails":{},"io.mcp-gateway/Guardrails":1,"y":2}}`, `{"_meta":{"y":2}}`},
+		{`{"_meta":{"y":2},"message":"m"}`, `{"_meta":{"y":2},"message":"m"}`},
+		{`{"message":"m"}`, `{"message":"m"}`},
+	} {
+		reqs := []era.InputRequest{{Params: []byte(tt.params)}}
+		withAnnotation(plain, reqs)
+		if string(reqs[0].Params) != tt.want {
+			t.Errorf("%s: %s, want %s", tt.params, reqs[0].Params, tt.want)
+		}
+		if got := withoutOwnAnnotation([]byte(tt.params)); string(got) != tt.want {
+			t.Errorf("relayed %s: %s, want %s", tt.params, got, tt.want)
+		}
+	}
+}

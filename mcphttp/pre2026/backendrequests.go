@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/legacysession"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -42,10 +43,11 @@ func (q *clientReq) backendRequests() upstreams.ClientRequests {
 		if err != nil {
 			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: the gateway cannot relay this "+method+" request")
 		}
+		r.Params = withoutOwnAnnotation(r.Params)
 		// What the client would answer itself had the request reached it: it does not
 		// implement what it did not declare. Nothing is written to the client.
 		if !era.Declares(sess.Caps, r.Capability) {
-			return nil, relayNoCapability(r.Capability)
+			return nil, relayNoCapability(r.Capability, sess)
 		}
 		rctx, cancel := context.WithTimeout(ctx, e.cfg.AskTimeout)
 		defer cancel()
@@ -57,7 +59,12 @@ func (q *clientReq) backendRequests() upstreams.ClientRequests {
 		responses, release, err := e.asks.ask(rctx, sess, q.in.BoundKey(), []era.InputRequest{r}, q.roundLimits(), q.emit)
 		q.in.Waited(e.now().Sub(asked))
 		if err != nil {
-			return nil, relayError(ctx, rctx, err)
+			rerr, unexplained := relayError(ctx, rctx, sess, err)
+			if unexplained && q.c.Failed() == nil {
+				// Not the client gone: the gateway's own failure, which only the log tells.
+				e.logNotAsked(q.in, err)
+			}
+			return nil, rerr
 		}
 		// Held, and charged, until handed to the backend's session, which copies it into the
 		// request that answers the backend.
@@ -78,30 +85,32 @@ func (q *clientReq) backendRequests() upstreams.ClientRequests {
 
 // relayNoCapability is the error a backend gets for a request the client did not declare the
 // capability for.
-func relayNoCapability(capability string) *jsonrpc.Error {
+func relayNoCapability(capability string, sess *legacysession.Session) *jsonrpc.Error {
 	return jsonrpc.NewError(jsonrpc.CodeMethodNotFound,
-		"the client did not declare the "+capabilityWord(capability)+" capability")
+		"the client did not declare the "+capabilityWord(capability, sess.Caps, sess.Version)+" capability")
 }
 
-// relayError is what the backend gets when its request was not answered: the client's own
-// error as the client sent it, or the gateway's reason. The end of the call's ctx is returned
-// as it is: nothing more goes to the backend then.
-func relayError(ctx, rctx context.Context, err error) error {
+// relayError is what the backend gets when its request to the client of sess was not answered:
+// the client's own error as the client sent it, or the gateway's reason. The end of the call's
+// ctx is returned as it is: nothing more goes to the backend then. unexplained reports a failure
+// the gateway has no words for, which the caller logs, as askFailed does when a round of a
+// 2026-07-28 backend's input could not be asked.
+func relayError(ctx, rctx context.Context, sess *legacysession.Session, err error) (_ error, unexplained bool) {
 	var ce *clientAnswerError
 	var nc *noCapabilityError
 	switch {
 	case errors.As(err, &ce):
-		return ce.Err
+		return ce.Err, false
 	case ctx.Err() != nil:
-		return ctx.Err()
+		return ctx.Err(), false
 	case errors.Is(err, errSessionExpired), timedOut(rctx, err):
-		return jsonrpc.NewError(jsonrpc.CodeInternalError, "no answer from the client in time")
+		return jsonrpc.NewError(jsonrpc.CodeInternalError, "no answer from the client in time"), false
 	case errors.As(err, &nc):
-		return relayNoCapability(nc.Capability)
+		return relayNoCapability(nc.Capability, sess), false
 	case errors.Is(err, errAsksBusy):
-		return jsonrpc.NewError(jsonrpc.CodeInternalError, "too many requests are waiting for this client's answers")
+		return jsonrpc.NewError(jsonrpc.CodeInternalError, "too many requests are waiting for this client's answers"), false
 	case errors.As(err, new(*answersTooLargeError)), errors.As(err, new(*callerAnswersError)), errors.Is(err, errAnswersBudget):
-		return jsonrpc.NewError(jsonrpc.CodeInternalError, "the client's answer could not be held: "+err.Error())
+		return jsonrpc.NewError(jsonrpc.CodeInternalError, "the client's answer could not be held: "+err.Error()), false
 	}
-	return jsonrpc.NewError(jsonrpc.CodeInternalError, "the client could not be asked")
+	return jsonrpc.NewError(jsonrpc.CodeInternalError, "the client could not be asked"), true
 }

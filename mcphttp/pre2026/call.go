@@ -246,27 +246,76 @@ func (q *clientReq) failed(why string) error {
 		jsonrpc.NewError(jsonrpc.CodeInternalError, text)), outcome.ClientError)
 }
 
-// noCapability answers a call that needs a capability the client did not declare: a failed tool
-// call for tools/call (so the model sees why), -32603 otherwise. Nothing was forwarded.
-func (q *clientReq) noCapability(what string) error {
-	if q.version == era.V20250326 && strings.Contains(what, "elicitation") {
-		// Not the client's omission: its revision has no way to ask its user anything.
-		return q.failed("requires " + what + ", which MCP 2025-03-26 (the version this client speaks) does not have")
+// noCapability answers a call that needs capabilities (era's Cap* names) the client did not
+// declare: a failed tool call for tools/call (so the model sees why), -32603 otherwise. Nothing
+// was forwarded. Each is named as the client would know it (capabilityWord: "URL-mode
+// elicitation" to a client that declared form mode, not "elicitation", which it did declare),
+// and one its protocol version has no way to declare is said to be missing from that version
+// rather than from the client: not the client's omission.
+func (q *clientReq) noCapability(capabilities ...string) error {
+	var declared json.RawMessage
+	if q.sess != nil {
+		declared = q.sess.Caps
+	}
+	var missing, words []string
+	for _, c := range capabilities {
+		if !era.Declares(declared, c) {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) == 0 {
+		missing = capabilities
+	}
+	inVersion := false
+	for _, c := range missing {
+		words = append(words, capabilityWord(c, declared, q.version))
+		inVersion = inVersion || versionHas(q.version, c)
+	}
+	what := "a client capability"
+	if len(words) > 0 {
+		what = joinSorted(words)
+	}
+	if len(missing) > 0 && !inVersion {
+		return q.failed("requires " + what + ", which MCP " + q.version + " (the version this client speaks) does not have")
 	}
 	return q.failed("requires " + what + ", which this client did not declare")
 }
 
-// requiredCapabilities names what a -32021 error's data says the client lacks.
-func requiredCapabilities(data json.RawMessage) string {
+// versionHas reports whether a client of version can declare capability at all.
+func versionHas(version, capability string) bool {
+	all := era.ClientCaps{ElicitationForm: true, ElicitationURL: true, Roots: true, Sampling: true,
+		SamplingContext: true, SamplingTools: true}
+	return all.ForVersion(version).Has(capability)
+}
+
+// requiredCapabilities reads what a -32021 error's data says the call needs, as era's Cap*
+// names; none when the data names nothing the gateway knows.
+func requiredCapabilities(data json.RawMessage) []string {
 	var d struct {
-		RequiredCapabilities map[string]json.RawMessage `json:"requiredCapabilities"`
+		RequiredCapabilities json.RawMessage `json:"requiredCapabilities"`
 	}
-	if json.Unmarshal(data, &d) != nil || len(d.RequiredCapabilities) == 0 {
-		return "a client capability"
+	if json.Unmarshal(data, &d) != nil {
+		return nil
 	}
-	names := make([]string, 0, len(d.RequiredCapabilities))
-	for k := range d.RequiredCapabilities {
-		names = append(names, k)
+	c, err := era.ParseClientCaps(d.RequiredCapabilities)
+	if err != nil {
+		return nil
 	}
-	return joinSorted(names)
+	var out []string
+	add := func(name string) {
+		if c.Has(name) {
+			out = append(out, name)
+		}
+	}
+	add(era.CapElicitationForm)
+	add(era.CapElicitationURL)
+	add(era.CapRoots)
+	// Sampling with context or tools needs sampling itself: the detail names the need.
+	n := len(out)
+	add(era.CapSamplingContext)
+	add(era.CapSamplingTools)
+	if len(out) == n {
+		add(era.CapSampling)
+	}
+	return out
 }

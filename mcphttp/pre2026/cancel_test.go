@@ -3,11 +3,13 @@ package pre2026
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
 )
 
@@ -144,5 +146,52 @@ func TestAsksCancelSentAgainWhileThePublishFails(t *testing.T) {
 	b.mu.Unlock()
 	if mine != 1 {
 		t.Errorf("a copy sent once Redis is back has %d of the caller's resends, want 1", mine)
+	}
+}
+
+// TestAsksCancelForNothing: a notifications/cancelled naming a request that runs nowhere (never
+// sent, or ended) is sent again until the forward timeout, as any other: no replica can tell
+// that a request runs on no replica (each knows only its own), and only the acknowledgement of
+// the one that cancelled it ends the resends, so this is the price of a cancellation that
+// survives Redis dropping its subscriptions (TestCancelSurvivesDroppedSubscriptions). What it
+// costs is bounded and the caller's own: while MaxForwardsPerCaller of them are being sent
+// again, the caller's next cancellation, of a request running on another replica, still goes
+// (once) and cancels it; and the resends end with the forward timeout, which gives the caller
+// its slots back.
+func TestAsksCancelForNothing(t *testing.T) {
+	srv := testredis.Start(t)
+	rigs := startRedisAsks(t, srv, nil, 2)
+	a, b := rigs[0], rigs[1]
+	b.b.forwardTimeout = 200 * time.Millisecond
+	sess := testSession(1, "p1", allCaps)
+	limit := b.b.cfg.MaxForwardsPerCaller
+	held := func() int {
+		b.b.mu.Lock()
+		defer b.b.mu.Unlock()
+		return b.b.cancelsOf[testCaller]
+	}
+	for i := range limit {
+		b.b.cancel(context.Background(), sess, testCaller, json.RawMessage(fmt.Sprintf(`"never-sent-%d"`, i)))
+	}
+	// Held until their forward timeout, unless every one ended already.
+	if got := held(); got != limit && got != 0 {
+		t.Fatalf("%d cancellations for nothing hold %d of the caller's resends, want %d", limit, got, limit)
+	}
+	run, cancelRun := context.WithCancel(context.Background())
+	defer cancelRun()
+	untrack := a.b.track(sess, json.RawMessage(`"call"`), cancelRun)
+	defer untrack()
+	b.b.cancel(context.Background(), sess, testCaller, json.RawMessage(`"call"`))
+	select {
+	case <-run.Done():
+	case <-time.After(asksHang): // fail-safe
+		t.Fatal("the request on A was not cancelled while the caller's resends were held")
+	}
+	mcptest.WaitFor(t, "the caller's resends given back", func() bool { return held() == 0 })
+	b.b.mu.Lock()
+	left := len(b.b.cancels) + len(b.b.cancelling)
+	b.b.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d cancellations still registered after their forward timeout", left)
 	}
 }

@@ -3,6 +3,7 @@ package pre2026
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,7 +11,9 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/eventstream"
+	"github.com/mcp-gateway/gateway/internal/legacysession"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -107,5 +110,54 @@ func TestLegacyGetStream(t *testing.T) {
 		case <-deadline:
 			t.Fatal("no list_changed on the GET stream")
 		}
+	}
+}
+
+// TestLegacyGetStreamEndsWithTheSession: a GET stream ends when its session expires, as a round
+// waiting for the client's answers does: from then on the session is refused (404) on every
+// request, its GET included, and its client initializes again. Before, the stream of a session
+// opened shortly before its expiry ran on for as long as its client held it (for ever without
+// authentication), relaying to a session the gateway no longer served.
+func TestLegacyGetStreamEndsWithTheSession(t *testing.T) {
+	fan := mcptest.NewFanBackend()
+	be := httptest.NewServer(fan)
+	t.Cleanup(be.Close)
+	clock := mcptest.NewClock(time.Now())
+	gw, e := startLegacyGateway(t, gwSpec{Edge: Config{SessionTTL: time.Hour}, Deps: mcphttp.Deps{Clock: clock.Now}},
+		upstreams.UpstreamConfig{Name: "fan", URL: be.URL + "/mcp"})
+	sid, _ := legacyInit(t, gw.URL, "2025-11-25", `{}`)
+	sess, err := e.sessions.Open(sid, legacysession.Anonymous)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(sess.Expires.Sub(clock.Now()) - 100*time.Millisecond)
+	h := mcptest.With(legacyHeaders("2025-11-25", sid), "Accept", "text/event-stream")
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, gw.URL, nil)
+	req.Header = h
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET: %d", res.StatusCode)
+	}
+	ended := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, res.Body)
+		ended <- err
+	}()
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Fatalf("the stream broke off instead of ending: %v", err)
+		}
+	case <-time.After(10 * time.Second): // fail-safe
+		t.Fatal("the stream outlived its session")
+	}
+	mcptest.WaitFor(t, "the backend's listen closed", func() bool { open, _ := fan.Counts(); return open == 0 })
+	clock.Advance(time.Second)
+	if r := do(t, http.MethodGet, gw.URL, h, ""); r.Status != http.StatusNotFound {
+		t.Fatalf("GET again after the expiry: %d, want 404", r.Status)
 	}
 }

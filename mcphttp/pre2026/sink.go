@@ -122,7 +122,7 @@ func (s *roundSink) rpcError(e *jsonrpc.Error, status int, hdr http.Header, oc s
 	s.done = true
 	if e.Code == jsonrpc.CodeMissingRequiredClientCapability {
 		// The gateway's confirmation or a backend needs what the client did not declare.
-		return q.noCapability(requiredCapabilities(e.Data))
+		return q.noCapability(requiredCapabilities(e.Data)...)
 	}
 	if !keepStatus(status, e.Code) {
 		status, hdr = http.StatusOK, nil

@@ -58,27 +58,34 @@ func (e *Edge) ServeGet(in *mcphttp.Incoming) error {
 	if err := q.c.Comment(); err != nil {
 		return err
 	}
-	ctx := in.Context()
+	// The stream ends with its session, as a round waiting for the client's answers does: from
+	// then on every request of the session is refused (404), and a stream left open would go on
+	// relaying to a session the gateway no longer knows, holding one of its caller's listens.
+	// Its client opens the stream again, is refused, and initializes again.
+	ctx, cancel := context.WithTimeout(in.Context(), sess.Expires.Sub(e.now()))
+	defer cancel()
 	for restart := true; restart && ctx.Err() == nil; {
-		restart, err = q.listenOnce()
+		restart, err = q.listenOnce(ctx)
 	}
-	if ctx.Err() != nil {
+	switch {
+	case in.Context().Err() != nil:
 		q.c.SetOutcome(outcome.Canceled)
-	} else if err != nil {
+	case ctx.Err() != nil:
+		q.c.SetOutcome(outcome.OK) // the session's end
+	case err != nil:
 		q.c.SetOutcome(mcphttp.MapError(err).Outcome)
 	}
 	return nil
 }
 
 // listenOnce runs the GET stream's inner listen with the session's resource subscriptions as
-// they are now, until the client goes away, the listen ends, or the subscriptions change
-// (restart true: on this replica, or on another one, which says so with a notice, or found by
-// a recheck of the set, sessionState.recheck), at most once per restartInterval
-// (sessionState.paced). An update a backend sends while the listen is
+// they are now, until outer ends (the client went away, or the session expired), the listen
+// ends, or the subscriptions change (restart true: on this replica, or on another one, which
+// says so with a notice, or found by a recheck of the set, sessionState.recheck), at most once
+// per restartInterval (sessionState.paced). An update a backend sends while the listen is
 // started again is not relayed: nothing is replayed.
-func (q *clientReq) listenOnce() (restart bool, err error) {
+func (q *clientReq) listenOnce(outer context.Context) (restart bool, err error) {
 	st := q.e.state
-	outer := q.in.Context()
 	ctx, changed := context.WithCancel(outer)
 	defer changed()
 	// Watched before the set is read: a change made in between restarts the listen.
