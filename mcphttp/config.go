@@ -62,10 +62,10 @@ type Config struct {
 	// DefaultSSEKeepAlive; negative disables.
 	SSEKeepAlive time.Duration `yaml:"sseKeepAlive"`
 	// ConfirmDestructiveTools asks the user to confirm every call of a tool whose annotations
-	// declare destructiveHint: true, as if a policy rule said confirm. The
-	// annotations come from the backends' tools/list, re-read every minute; a tool that list
-	// does not show yet is confirmed too (a tool no list shows is not called at all). Default
-	// false.
+	// declare destructiveHint: true, as if a policy rule said confirm. The annotations are read
+	// from the tool's entry in its backend's tools/list as the caller is shown it (the list the
+	// call's name is checked against, refreshed as that list is), so a backend showing callers
+	// different lists is judged on the caller's own. Default false.
 	ConfirmDestructiveTools bool `yaml:"confirmDestructiveTools"`
 	// BodyReadTimeout bounds the time from the start of the request's handling to the last
 	// byte of its body; a body still arriving then is answered 408 and its connection closed.

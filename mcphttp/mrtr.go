@@ -26,10 +26,8 @@ type confirmer struct {
 	log       *slog.Logger
 	metrics   *metrics.Recorder
 	now       func() time.Time
-	// confirmDestructive is server.confirmDestructiveTools; hints what it learned of the
-	// backends' annotations (destructive.go).
+	// confirmDestructive is server.confirmDestructiveTools (destructive.go).
 	confirmDestructive bool
-	hints              toolHints
 	// drafts is the server's server.draftErrors: the shapes of its denials and limits.
 	drafts *drafts
 }
@@ -126,7 +124,7 @@ func (c *confirmer) needsConfirmation(x *request) (bool, error) {
 	if x.route.decision.Confirm {
 		return true, nil
 	}
-	return c.isDestructive(x, x.route.name)
+	return c.isDestructive(x), nil
 }
 
 func (c *confirmer) binding(x *request, target upstreams.Target) (mrtr.Binding, error) {

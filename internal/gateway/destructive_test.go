@@ -2,6 +2,9 @@ package gateway
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -139,4 +142,72 @@ func TestConfirmDestructiveToolsExactMembers(t *testing.T) {
 	if _, res := rawCall(t, p.gw, "", "files__touch", `{"path":"a"}`, ""); res.Result.ResultType != "complete" || toolCalls(files) != 1 {
 		t.Errorf("files__touch: %+v %+v, backend calls %d; want it run unconfirmed", res.Result, res.Error, toolCalls(files))
 	}
+}
+
+// TestConfirmDestructiveToolsPerCallerList: a backend that shows each caller its own list
+// (cacheScope "private", reached with each caller's exchanged token) marks delete destructive
+// for bob only. bob's call is confirmed, alice's is not, whoever's list the replica saw first.
+// Before, the hints were one list per replica, read with the token of whichever caller needed
+// them first: after alice's call, bob's delete ran unconfirmed for up to a minute.
+func TestConfirmDestructiveToolsPerCallerList(t *testing.T) {
+	iss := newExchangeIssuer(t)
+	files := mcptest.StartServer(t, "files", mcptest.WithoutDefaults(), mcptest.WithJSONResponse(),
+		mcptest.WithCacheHints(60000, "private"), mcptest.WithTool(deleteTool(false), noopTool),
+		mcptest.WithMiddleware(destructiveFor("bob")))
+	gw := startTestGateway(t, func(c *Config) {
+		trustIssuers(c, iss)
+		c.Server.ConfirmDestructiveTools = true
+		c.MRTR.Keys = testKeys
+		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "all", Upstream: "*", Tools: []string{"*"}, AnyScope: []string{"tools:use"}}}
+		c.Upstreams = []UpstreamConfig{exchangeUpstream("files", files.URL(), iss)}
+	})
+	alice, bob := mintFor(t, iss, "alice"), mintFor(t, iss, "bob")
+	for i, step := range []struct {
+		tok, who string
+		confirm  bool
+	}{{alice, "alice", false}, {bob, "bob", true}, {alice, "alice again", false}, {bob, "bob again", true}} {
+		before := toolCalls(files)
+		_, res := rawCall(t, gw, step.tok, "files__delete", `{"path":"a"}`, "")
+		ran := toolCalls(files) - before
+		if step.confirm && (res.Result.ResultType != "input_required" || ran != 0) {
+			t.Errorf("%d %s: %+v %+v, backend calls %d; want a confirmation", i, step.who, res.Result, res.Error, ran)
+		}
+		if !step.confirm && (res.Result.ResultType != "complete" || ran != 1) {
+			t.Errorf("%d %s: %+v %+v, backend calls %d; want the call run unconfirmed", i, step.who, res.Result, res.Error, ran)
+		}
+	}
+}
+
+// destructiveFor is a backend middleware turning destructiveHint false into true in the lists
+// of the caller whose token's subject is sub. The token is the
+// gateway's exchanged one, read without verification (the backend of a test).
+func destructiveFor(sub string) func(http.Handler) http.Handler {
+	edit := strings.NewReplacer(`"destructiveHint":false`, `"destructiveHint":true`)
+	return func(next http.Handler) http.Handler {
+		mine := rewriteLists(edit)(next)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if tokenSubject(r.Header.Get("Authorization")) == sub {
+				mine.ServeHTTP(w, r)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// tokenSubject is the sub claim of a bearer JWT, unverified; "" when it cannot be read.
+func tokenSubject(authorization string) string {
+	parts := strings.Split(strings.TrimPrefix(authorization, "Bearer "), ".")
+	if len(parts) != 3 {
+		return ""
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return ""
+	}
+	var claims struct {
+		Sub string `json:"sub"`
+	}
+	_ = json.Unmarshal(payload, &claims)
+	return claims.Sub
 }

@@ -45,6 +45,10 @@ type ToolHeaders struct {
 	// Schemas are the tool's schemas as its backend lists them, when the catalog keeps them
 	// (Options.KeepSchemas); nil otherwise, and for a tool the list does not show.
 	Schemas *ToolSchemas
+	// Destructive says the tool's annotations, as this caller's list shows them, declare
+	// destructiveHint true, or hold the hint or themselves in a form that cannot be read as false
+	// (destructiveOf). A tool listed twice is destructive if either listing says so.
+	Destructive bool
 }
 
 // ToolSchemas are a listed tool's inputSchema and outputSchema, interned: a schema listed to
@@ -271,7 +275,14 @@ func (t *toolHeaderIndexes) forPart(key partKey, share string, p *part, gen uint
 				th = b
 			}
 		}
-		e.tools[p.items[i].target.Name] = th
+		name := p.items[i].target.Name
+		if prev := e.tools[name]; prev != nil && prev.Destructive && !th.Destructive {
+			// Listed twice: destructive if either listing says so.
+			c := *th
+			c.Destructive = true
+			th = &c
+		}
+		e.tools[name] = th
 	}
 	return t.keep(key, share, e)
 }
@@ -333,17 +344,27 @@ func (th *ToolHeaders) retainedBytes() int64 {
 	return n
 }
 
-// toolHeadersOf reads the bindings of one listed tool, nil when it declares none; with schemas,
-// also its schemas, and never nil. The item has passed the response scan.
+// toolHeadersOf reads the bindings of one listed tool and whether it is destructive, nil when it
+// declares neither; with schemas, also its schemas, and never nil. The item has passed the
+// response scan.
 func toolHeadersOf(tool []byte, schemas bool) *ToolHeaders {
-	if schemas {
-		th := toolHeadersOf(tool, false)
-		if th == nil {
-			th = &ToolHeaders{}
-		}
-		th.Schemas = toolSchemasOf(tool)
+	th := bindingsOf(tool)
+	destructive := destructiveOf(tool)
+	if !schemas && !destructive {
 		return th
 	}
+	if th == nil {
+		th = &ToolHeaders{}
+	}
+	th.Destructive = destructive
+	if schemas {
+		th.Schemas = toolSchemasOf(tool)
+	}
+	return th
+}
+
+// bindingsOf reads the x-mcp-header bindings of one listed tool, nil when it declares none.
+func bindingsOf(tool []byte) *ToolHeaders {
 	if !bytes.Contains(tool, []byte("x-mcp-header")) && !bytes.Contains(tool, []byte(`\u`)) {
 		return nil // most tools: no parsing (an escape could spell the key, so those are parsed)
 	}
@@ -360,6 +381,36 @@ func toolHeadersOf(tool []byte, schemas bool) *ToolHeaders {
 	}
 	w.th.Invalid = w.invalid
 	return &w.th
+}
+
+// destructiveOf reports whether a listed tool's annotations declare destructiveHint true, for
+// server.confirmDestructiveTools. Members are matched by their exact (decoded) names, as clients
+// read them: another spelling ("DestructiveHint": false beside "destructiveHint": true) changes
+// nothing. Annotations or a hint that are there but not of their type (a string "true", which
+// lax decoders read as true) count as true: what cannot be read as false is not known to be
+// safe. A member given twice is destructive if either says so. Absent or null, they declare
+// nothing.
+func destructiveOf(tool []byte) bool {
+	if !bytes.Contains(tool, []byte("destructiveHint")) && !bytes.Contains(tool, []byte(`\u`)) {
+		return false // most tools: no parsing (an escape could spell the key, so those are parsed)
+	}
+	destructive := false
+	_ = jsonrpc.Members(tool, func(k, ann []byte) error {
+		if string(k) != "annotations" || string(ann) == "null" {
+			return nil
+		}
+		if ann[0] != '{' {
+			destructive = true
+			return nil
+		}
+		return jsonrpc.Members(ann, func(k, hint []byte) error {
+			if string(k) == "destructiveHint" && string(hint) != "null" && string(hint) != "false" {
+				destructive = true
+			}
+			return nil
+		})
+	})
+	return destructive
 }
 
 // toolSchemasOf reads a listed tool's schemas.
