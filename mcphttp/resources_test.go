@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -31,6 +32,32 @@ func TestHiddenResourceAnswer(t *testing.T) {
 		}
 		if strings.ContainsAny(got.RPC.Message, "\x07\n\u202e") || len(got.RPC.Message) > 200 {
 			t.Errorf("%q: %q names the URI unescaped or unbounded", uri, got.RPC.Message)
+		}
+	}
+}
+
+// TestRawUnknownNameNamed: a stage that returns upstreams.ErrUnknownName as upstreams gave it,
+// which mapError alone answers "unknown name", is answered as an unknown tool, prompt or
+// resource is by any other stage: naming what the caller sent, with the <backend>__<name> hint,
+// byte for byte the answer a hidden or missing one gets.
+func TestRawUnknownNameNamed(t *testing.T) {
+	s, _ := testServer(t, Config{}, oneBackend("http://127.0.0.1:1/mcp"), upstreams.Options{}, Deps{})
+	for _, tt := range []struct {
+		kind upstreams.Kind
+		name string
+		want string
+	}{
+		{upstreams.KindTool, "echo", `Invalid params: unknown tool "echo": tools are named <backend>__<tool>`},
+		{upstreams.KindPrompt, "be__greet", `Invalid params: unknown prompt "be__greet"`},
+		{upstreams.KindResource, "be+mem://x", `Invalid params: unknown resource "be+mem://x"`},
+	} {
+		x := &request{shared: shared{s: s}}
+		x.in.h = &handler{target: callKind(tt.kind)}
+		x.in.params = &jsonrpc.Params{Name: tt.name, URI: tt.name}
+		raw := mapError(namedUnknown(x, fmt.Errorf("%w: not listed", upstreams.ErrUnknownName)))
+		named := mapError(namedUnknown(x, errUnknownName(kindNoun(tt.kind))))
+		if raw.Status != http.StatusBadRequest || raw.RPC.Message != tt.want || named.RPC.Message != tt.want {
+			t.Errorf("%s: raw %d %q, a stage's own %q; want 400 %q", tt.name, raw.Status, raw.RPC.Message, named.RPC.Message, tt.want)
 		}
 	}
 }
