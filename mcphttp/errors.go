@@ -217,7 +217,13 @@ func mapError(err error) *Error {
 	var rpc *jsonrpc.Error
 	switch {
 	case errors.As(err, &rpc):
-		return rpcError(rpc)
+		e := rpcError(rpc)
+		if errors.Is(err, upstreams.ErrBadResponse) {
+			// A backend's bad response that says what was wrong in words of its own (a
+			// pre-2026 backend's requests past the bound of a call): still a bad response.
+			e.Outcome = outcomeBadResponse
+		}
+		return e
 	case errors.Is(err, upstreams.ErrUnknownName):
 		return errUnknownName("name")
 	case errors.Is(err, upstreams.ErrBadCursor):
