@@ -28,6 +28,9 @@ import (
 //	elicit    sends elicitation/create and answers with the error code the gateway replied with
 //	elicit_many sends 50 elicitation/create requests, then answers without awaiting any reply
 //	ping_loop sends ping after ping (1000) on its stream without awaiting replies, then waits
+//	twice     answers on its stream, then answers again with other content
+//	both_sse  answers on its stream with a result and an error
+//	sid_change answers in JSON with another Mcp-Session-Id header than its session's
 //	expire    the first call kills its session: it and every later request on it get 404
 //	other_id  answers in JSON under another id
 //	both      answers in JSON with a result and an error
@@ -160,6 +163,14 @@ func (b *rawLegacy) tool(w http.ResponseWriter, r *http.Request, sid string, m *
 			legacyEvent(w, fmt.Sprintf(`{"jsonrpc":"2.0","id":"srv-%d","method":"ping"}`, i))
 		}
 		<-r.Context().Done()
+	case "twice":
+		legacyEvent(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[{"type":"text","text":"first"}]}}`)
+		legacyEvent(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[{"type":"text","text":"second"}]}}`)
+	case "both_sse":
+		legacyEvent(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[]},"error":{"code":1,"message":"x"}}`)
+	case "sid_change":
+		w.Header().Set("Mcp-Session-Id", "evil")
+		upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[]}}`)
 	case "resume":
 		b.mu.Lock()
 		b.resumeID = m.ID
