@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/outcome"
@@ -151,33 +149,27 @@ func headerMismatch(msg string) *Error {
 // policy rule could grant to this caller: the same bytes either way, so a caller cannot probe
 // for names it may not use (docs/architecture.md, stage authorize). Whichever stage refuses
 // it, the pipeline then names a tool or prompt as its caller sent it (namedUnknown,
-// unknownNamed), from the request alone, never from what the refusing stage knew. A resource
-// keeps the bare answer: a backend's result that names only hidden resources is answered with
-// the same bytes from upstreams (names.HiddenResourceMessage), which has no URI to name.
+// unknownNamed), from the request alone, never from what the refusing stage knew; a resource
+// too, with the URI the caller sent, as upstreams answers a read whose result names only
+// hidden resources (upstreams.UnknownResourceMessage).
 func errUnknownName(kind string) *Error {
 	e := invalidParams("Invalid params: unknown " + kind)
 	e.unknown = kind
 	return e
 }
 
-// maxNameEcho bounds, in bytes, the name an unknown-name answer quotes back to its caller.
-const maxNameEcho = 128
-
-// unknownNamed is the unknown-name answer that names what its caller sent: name quoted, its
-// control and other unprintable characters escaped (strconv.Quote), cut to maxNameEcho bytes
-// (then "..." follows the quote); a tool or prompt name without sep, the configured namespace
-// separator ("" when names are not namespaced), gets a hint of how names are made. It is only
-// ever the answer to the caller that sent name, never a log line.
+// unknownNamed is the unknown-name answer that names what its caller sent, as
+// upstreams.EchoName quotes it (bounded, control and other unprintable characters escaped); a
+// tool or prompt name without sep, the configured namespace separator ("" when names are not
+// namespaced), gets a hint of how names are made. A resource's is
+// upstreams.UnknownResourceMessage, the bytes upstreams answers a read with whose result shows
+// only resources the caller may not read. It is only ever the answer to the caller that sent
+// name, never a log line.
 func unknownNamed(kind, name, sep string) *Error {
-	cut := ""
-	if len(name) > maxNameEcho {
-		i := maxNameEcho
-		for i > 0 && !utf8.RuneStart(name[i]) {
-			i--
-		}
-		name, cut = name[:i], "..."
+	if kind == "resource" {
+		return invalidParams(upstreams.UnknownResourceMessage(name))
 	}
-	msg := "Invalid params: unknown " + kind + " " + strconv.Quote(name) + cut
+	msg := "Invalid params: unknown " + kind + " " + upstreams.EchoName(name)
 	if sep != "" && (kind == "tool" || kind == "prompt") && !strings.Contains(name, sep) {
 		msg += ": " + kind + "s are named <backend>" + sep + "<" + kind + ">"
 	}
@@ -225,7 +217,13 @@ func mapError(err error) *Error {
 	var rpc *jsonrpc.Error
 	switch {
 	case errors.As(err, &rpc):
-		return rpcError(rpc)
+		e := rpcError(rpc)
+		if errors.Is(err, upstreams.ErrBadResponse) {
+			// A backend's bad response that says what was wrong in words of its own (a
+			// pre-2026 backend's requests past the bound of a call): still a bad response.
+			e.Outcome = outcomeBadResponse
+		}
+		return e
 	case errors.Is(err, upstreams.ErrUnknownName):
 		return errUnknownName("name")
 	case errors.Is(err, upstreams.ErrBadCursor):

@@ -121,21 +121,32 @@ func (x *request) resolve(kind upstreams.Kind, name string) error {
 	return nil
 }
 
-// namedUnknown is err, unless err is an unknown-name answer for a tool or prompt
-// (errUnknownName): then the answer that names the item as the request names it, whichever stage
-// refused it (no route, hidden by policy, left out by a tool set, not listed), so a hidden name
-// and a missing one get the same bytes.
+// namedUnknown is err, unless err is an unknown-name answer for a tool, prompt or resource
+// (errUnknownName, or upstreams.ErrUnknownName as a stage returned it, which mapError would
+// answer as a bare "unknown name"): then the answer that names the item as the request names
+// it, whichever stage refused it (no route, hidden by policy, left out by a tool set, not
+// listed), so a hidden name and a missing one get the same bytes.
 func namedUnknown(x *request, err error) error {
 	var e *Error
-	if !errors.As(err, &e) || e.unknown == "" || e.unknown == "resource" || x.mutated || x.in.h == nil || x.in.h.target == nil {
+	unknown := ""
+	switch {
+	case errors.As(err, &e):
+		unknown = e.unknown
+	case errors.Is(err, upstreams.ErrUnknownName):
+		unknown = "name"
+	}
+	if unknown == "" || x.mutated || x.in.h == nil || x.in.h.target == nil {
 		// An interceptor's mutation named the item, not the caller: the bare answer.
 		return err
 	}
 	kind, name, terr := x.in.h.target(x)
-	if terr != nil || kind == upstreams.KindResource {
+	if terr != nil {
 		return err
 	}
-	return unknownNamed(e.unknown, name, separator(x.s.backends))
+	if unknown == "name" {
+		unknown = kindNoun(kind)
+	}
+	return unknownNamed(unknown, name, separator(x.s.backends))
 }
 
 // separator is the namespace separator backends is configured with, "" when names are not

@@ -247,17 +247,28 @@ func (in *Incoming) Run(m *Inner, out Sink) error {
 func (in *Incoming) Authorize(kind upstreams.Kind, name string, authorize bool) (string, error) {
 	x := in.x
 	if err := x.resolve(kind, name); err != nil {
-		return "", err
+		return "", namedAs(x, name, err)
 	}
 	if authorize {
 		if err := x.authorize(kind, x.route.target); err != nil {
-			return "", err
+			return "", namedAs(x, name, err)
 		}
 		if err := x.checkPin(x.route.target); err != nil {
-			return "", err
+			return "", namedAs(x, name, err)
 		}
 	}
 	return x.s.backends.Namespaced(kind, x.route.target), nil
+}
+
+// namedAs is err, unless it is an unknown-name answer: then the one naming name, as the caller
+// sent it, that the pipeline gives a request of that name (namedUnknown), so a pre-2026
+// subscription is refused with the bytes a read of its URI is.
+func namedAs(x *request, name string, err error) error {
+	var e *Error
+	if !errors.As(err, &e) || e.unknown == "" || x.mutated {
+		return err
+	}
+	return unknownNamed(e.unknown, name, separator(x.s.backends))
 }
 
 // Discover is the server/discover result the gateway answers with on this endpoint, with its

@@ -51,7 +51,7 @@ func (x *request) listen() error {
 		// policy of the one that replaced it (StreamPolicy).
 		visible = followed(x.ctx, visible)
 	}
-	caller := upstreams.ListenCaller{Key: x.bound(), Visible: visible, Dropped: x.s.metrics.ListenDropped,
+	caller := upstreams.ListenCaller{Key: x.bound(), Visible: visible, Reaches: listenReaches(x), Dropped: x.s.metrics.ListenDropped,
 		Spell: resourceSpeller(x)}
 	x.shed()
 	ctx, cancel := untilTokenExpires(x)
@@ -123,4 +123,18 @@ func (x *request) shed() {
 	x.in.req = &jsonrpc.Request{ID: bytes.Clone(x.in.req.ID), Method: x.in.req.Method}
 	x.in.body, x.in.params, x.in.meta = nil, nil, nil
 	x.in.bodyBuf.Release() // a listen's buffer is detached (run): this only drops it
+}
+
+// listenReaches is the ListenCaller.Reaches of x's listen: a backend the endpoint's set covers
+// and the caller's policy gives anything of (authz.Policy.Reaches), as for server
+// instructions; nil when neither narrows. A listen hears no list_changed of any other backend.
+// A function, not a method: request's methods are its stages' API, kept few.
+func listenReaches(x *request) func(string) bool {
+	ts, auth, p := x.set, x.s.auth, x.caller.principal
+	if ts == nil && auth == nil {
+		return nil
+	}
+	return func(upstream string) bool {
+		return (ts == nil || ts.coversBackend(upstream)) && (auth == nil || auth.Reaches(p, upstream))
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/catalog"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/legacy"
 	"github.com/mcp-gateway/gateway/upstreams/names"
 )
 
@@ -35,6 +36,10 @@ var (
 	// an oversized body or event, a non-2xx status without a JSON-RPC body, a stream that ended
 	// without its response.
 	ErrBadResponse = wire.ErrBadResponse
+	// ErrTooManyAsks: a pre-2026 backend sent more requests of its own during one call than the
+	// gateway answers; the call ended, and the backend was told it is cancelled. It wraps
+	// ErrBadResponse and the JSON-RPC error (-32010) that says so to the client.
+	ErrTooManyAsks = legacy.ErrTooManyAsks
 	// ErrCircuitOpen: the backend's circuit is open, so the call was not sent; it comes wrapped
 	// together with ErrUnavailable.
 	ErrCircuitOpen = backend.ErrCircuitOpen

@@ -42,7 +42,7 @@ func TestEscapedURIKey(t *testing.T) {
 			`"error":{"code":-32602,"message":"Resource not found"}`},
 		{"error data of a read", MethodResourcesRead,
 			`"error":{"code":-32602,"message":"Resource not found","data":{"\u0075ri":` + secret + `}}`,
-			`"error":{"code":-32602,"message":"` + HiddenResourceMessage + `"}`},
+			`"error":{"code":-32602,"message":"` + HiddenResourceMessage + ` \"alpha+file:///k\""}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {

@@ -27,6 +27,10 @@ import (
 //	          GET that resumes after that id (SEP-1699)
 //	elicit    sends elicitation/create and answers with the error code the gateway replied with
 //	elicit_many sends 50 elicitation/create requests, then answers without awaiting any reply
+//	ping_loop sends ping after ping (1000) on its stream without awaiting replies, then waits
+//	twice     answers on its stream, then answers again with other content
+//	both_sse  answers on its stream with a result and an error
+//	sid_change answers in JSON with another Mcp-Session-Id header than its session's
 //	expire    the first call kills its session: it and every later request on it get 404
 //	other_id  answers in JSON under another id
 //	both      answers in JSON with a result and an error
@@ -154,6 +158,19 @@ func (b *rawLegacy) tool(w http.ResponseWriter, r *http.Request, sid string, m *
 			legacyEvent(w, fmt.Sprintf(`{"jsonrpc":"2.0","id":"srv-%d","method":"elicitation/create","params":{"message":"again?","requestedSchema":{"type":"object"}}}`, i))
 		}
 		legacyEvent(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[]}}`)
+	case "ping_loop":
+		for i := range 1000 {
+			legacyEvent(w, fmt.Sprintf(`{"jsonrpc":"2.0","id":"srv-%d","method":"ping"}`, i))
+		}
+		<-r.Context().Done()
+	case "twice":
+		legacyEvent(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[{"type":"text","text":"first"}]}}`)
+		legacyEvent(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[{"type":"text","text":"second"}]}}`)
+	case "both_sse":
+		legacyEvent(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[]},"error":{"code":1,"message":"x"}}`)
+	case "sid_change":
+		w.Header().Set("Mcp-Session-Id", "evil")
+		upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[]}}`)
 	case "resume":
 		b.mu.Lock()
 		b.resumeID = m.ID
@@ -364,4 +381,40 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestLegacyAsksBoundedPerCall: a pre-2026 backend that loops on ping mid-call does not have the
+// gateway send a POST per ping: past maxAsks the call ends with an error that says why, the
+// requests beyond it are not answered, and the backend is told the call is cancelled.
+func TestLegacyAsksBoundedPerCall(t *testing.T) {
+	raw := startRawLegacy(t)
+	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "raw", URL: raw.URL()}}}, Options{})
+	// The backend never answers: without the bound the call would end only at this deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := r.Call(ctx, &Call{Method: MethodToolsCall, ID: json.RawMessage(`7`),
+		Target: Target{Upstream: "raw", Name: "ping_loop"}, Params: json.RawMessage(`{"name":"raw__ping_loop"}`)})
+	if err == nil {
+		_, _, err = s.Next()
+		s.Close()
+	}
+	var rpc *jsonrpc.Error
+	if !errors.Is(err, ErrBadResponse) || !errors.As(err, &rpc) || !strings.Contains(rpc.Message, "more than 100 requests") {
+		t.Fatalf("err = %v, want a bad response saying the backend sent more than 100 requests", err)
+	}
+	answers, cancelled := 0, false
+	for _, r := range raw.requests() {
+		answers += bool2int(strings.HasPrefix(r, "POST response "))
+		cancelled = cancelled || strings.HasPrefix(r, "POST notifications/cancelled ")
+	}
+	if answers != 100 || !cancelled {
+		t.Errorf("%d pings answered (want 100), cancelled %v (want true): %v", answers, cancelled, raw.requests())
+	}
+}
+
+func bool2int(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

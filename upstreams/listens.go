@@ -61,11 +61,11 @@ func listenSource(r *Registry) *listen.Source {
 			return ds
 		},
 		// A list_changed first drops the backend's cached lists on this replica, then goes to the
-		// other replicas (Options.OnListChanged).
+		// other replicas (Options.OnListChanged), at most once a noticeWindow (changeNotices).
 		Changed: func(upstream, method string) {
 			r.catalog.Changed(upstream, method)
-			if r.onListChanged != nil {
-				r.onListChanged(upstream, method)
+			if r.notices != nil {
+				r.notices.notify(upstream, method)
 			}
 		},
 	}

@@ -26,6 +26,14 @@ type Target = names.Target
 // that does not exist or that the caller may not read (see names.HiddenResourceMessage).
 const HiddenResourceMessage = names.HiddenResourceMessage
 
+// UnknownResourceMessage is the JSON-RPC error message for a read of uri, as the caller sent
+// it, that names no resource or one the caller may not read (see names.UnknownResourceMessage).
+func UnknownResourceMessage(uri string) string { return names.UnknownResourceMessage(uri) }
+
+// EchoName is name as an unknown-name answer quotes it back to its caller: bounded, quoted,
+// its control characters escaped (see names.Echo).
+func EchoName(name string) string { return names.Echo(name) }
+
 // ErrHiddenResource: a resources/read result names only resources the caller may not see (see
 // names.ErrHiddenResource); it is answered as a hidden resource is.
 var ErrHiddenResource = names.ErrHiddenResource

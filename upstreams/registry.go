@@ -63,9 +63,11 @@ type Options struct {
 	// true when the caller's share made one of its own entries go, false when the total bound
 	// did. It must not block.
 	CacheEvicted func(cache string, own bool)
-	// OnListChanged, when set, is called with each list_changed notification (its method) a
+	// OnListChanged, when set, is called with the list_changed notifications (their method) a
 	// backend sends on a listen stream through this Registry, after the Registry has dropped
-	// its own cached copies; pass it to the other replicas' ListChanged. It runs on the backend
+	// its own cached copies: the first of a backend and kind at once, then at most once a
+	// second, the notifications of that second as one (changeNotices); pass them to the other
+	// replicas' ListChanged. It runs on the backend
 	// stream's goroutine before the stream's subscribers hear the notification, so that they
 	// find every replica's copy gone when they list again; it must return promptly (bounded),
 	// since it delays them.
@@ -95,7 +97,7 @@ type Registry struct {
 	catalog        *catalog.Catalog // the merged lists and what hangs on them
 	listens        *listen.Source   // what listens need of the backends
 	log            *slog.Logger
-	onListChanged  func(upstream, method string)
+	notices        *changeNotices // passes list_changed on (Options.OnListChanged); nil without it
 	now            func() time.Time
 	relay          RelayCapabilities // extensions and experimental capabilities discover passes on
 	healthInterval time.Duration
@@ -118,13 +120,15 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		byName:         make(map[string]*backend.Backend, len(cfg.Upstreams)),
 		pinnedLegacy:   map[string]bool{},
 		log:            opts.Logger,
-		onListChanged:  opts.OnListChanged,
 		now:            opts.Clock,
 		relay:          cfg.RelayCapabilities,
 		apps:           cfg.Apps.Enabled,
 		healthInterval: orDuration(cfg.HealthInterval, DefaultHealthInterval),
 		kick:           make(chan struct{}, 1),
 		results:        bodyread.NewBudget(orInt64(opts.MaxResultBytesInFlight, DefaultMaxResultBytesInFlight)),
+	}
+	if opts.OnListChanged != nil {
+		r.notices = newChangeNotices(opts.OnListChanged)
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
@@ -183,7 +187,12 @@ func upstreamNames(ups []UpstreamConfig) []string {
 // Close ends the backends' pre-2026 sessions and releases idle connections. In-flight calls are
 // ended by their contexts.
 func (r *Registry) Close() {
-	r.closeOnce.Do(func() { backend.CloseAll(r.backends) })
+	r.closeOnce.Do(func() {
+		if r.notices != nil {
+			r.notices.close()
+		}
+		backend.CloseAll(r.backends)
+	})
 }
 
 // Upstreams returns the configured backend names in configuration order.

@@ -57,7 +57,8 @@ func TestInterceptorMutatedURIsChecked(t *testing.T) {
 			cs := connectEra(t, gw, era, mcptest.WithBearer(tok))
 			_, denied := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "alpha+mem://items/beta"})
 			_, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "alpha+mem://items/alpha"})
-			if err == nil || denied == nil || err.Error() != denied.Error() {
+			// Answered as the read of the denied resource is, naming the URI asked for.
+			if err == nil || denied == nil || err.Error() != strings.Replace(denied.Error(), "items/beta", "items/alpha", 1) {
 				t.Errorf("a read moved onto a denied resource: %v, a read of it: %v", err, denied)
 			}
 			res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "alpha+" + mcptest.ResourceReadme})

@@ -51,3 +51,27 @@ func TestListenFollowsPolicy(t *testing.T) {
 		t.Fatalf("the backend was asked for %s, want mem://readme only", sent)
 	}
 }
+
+// TestListenHearsNoBackendItCannotReach: a list_changed tells its listener that a backend
+// exists and changed. A caller whose policy gives it nothing of beta is not listened for at
+// beta at all: only alpha gets the listen.
+func TestListenHearsNoBackendItCannotReach(t *testing.T) {
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	beta := mcptest.StartServer(t, "beta")
+	gw := startTestGateway(t, func(c *Config) {
+		trustIssuers(c, iss)
+		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "alpha", Upstream: "alpha", Tools: []string{"*"}}}
+	}, alpha, beta)
+	tok := mint(t, iss, devissuer.Claims{"sub": "alice"})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := listen(t, ctx, gw, `{"toolsListChanged":true}`, tok)
+	if data := <-events; !strings.Contains(data, `"toolsListChanged":true`) {
+		t.Fatalf("acknowledgement %s", data)
+	}
+	mcptest.WaitFor(t, "alpha gets the listen", func() bool { return len(alpha.RequestsOf("subscriptions/listen")) > 0 })
+	if n := len(beta.RequestsOf("subscriptions/listen")); n != 0 {
+		t.Fatalf("beta, which the caller's policy gives nothing of, got %d listens for it", n)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -408,7 +409,7 @@ func TestResourceURIVariants(t *testing.T) {
 					t.Fatalf("got %d %s, want 400/-32602 ambiguous URI", status, body)
 				}
 			case denied:
-				if status != hiddenStatus || body != hidden {
+				if status != hiddenStatus || body != namingURI(hidden, "fs+file:///secret/key", tt.uri) {
 					t.Fatalf("got %d %s, want the hidden answer %d %s", status, body, hiddenStatus, hidden)
 				}
 			default:
@@ -446,7 +447,7 @@ func TestResourceResultsHidden(t *testing.T) {
 	hiddenStatus, hidden := f.read(t, "fs+file:///secret/key")
 	for _, uri := range []string{"fs+file:///public/link", "fs+file:///public/alias", "fs+file:///public/hidden"} {
 		status, body := f.read(t, uri)
-		if status != hiddenStatus || body != hidden {
+		if status != hiddenStatus || body != namingURI(hidden, "fs+file:///secret/key", uri) {
 			t.Errorf("read %s: %d %s; want the hidden answer %d %s", uri, status, body, hiddenStatus, hidden)
 		}
 	}
@@ -574,8 +575,8 @@ func TestResourceURILegacy(t *testing.T) {
 			t.Errorf("%s: %d %s; backend received %q, want exactly %q", tt.uri, status, body, got, tt.want)
 		case tt.want == "" && status != http.StatusBadRequest:
 			t.Errorf("%s: %d %s; want 400", tt.uri, status, body)
-		case tt.uri == "lfs+file:///public/link" && (status != hiddenStatus || body != hidden):
-			t.Errorf("%s: %d %s; want the hidden answer %s", tt.uri, status, body, hidden)
+		case tt.uri == "lfs+file:///public/link" && (status != hiddenStatus || body != namingURI(hidden, "lfs+file:///secret/key", tt.uri)):
+			t.Errorf("%s: %d %s; want the hidden answer %s naming this URI", tt.uri, status, body, hidden)
 		}
 	}
 	mu.Lock()
@@ -645,4 +646,15 @@ func TestResourceTemplateRefs(t *testing.T) {
 			t.Errorf("%s: %d %s, backend received %q; want exactly %q", tt.uri, status, body, got, tt.want)
 		}
 	}
+}
+
+// namingURI is answer, the answer to a read of uri that names uri (an unknown or hidden
+// resource), as it is for a read of other: the same bytes but for the URI each names, the one
+// its caller asked for.
+func namingURI(answer, uri, other string) string {
+	named := func(s string) string {
+		b, _ := json.Marshal(strconv.Quote(s))
+		return string(b[1 : len(b)-1])
+	}
+	return strings.Replace(answer, named(uri), named(other), 1)
 }

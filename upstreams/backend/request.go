@@ -63,6 +63,8 @@ type Request struct {
 	// completion is what a completion/complete of a resource template asks, so that values
 	// naming a resource visible hides are not relayed (names.Completion).
 	completion *names.Completion
+	// uri is a resources/read's URI as the caller sent it (Stream.uri).
+	uri string
 }
 
 // Post POSTs o to b and returns the response once its headers have arrived, within the

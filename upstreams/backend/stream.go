@@ -111,6 +111,9 @@ type Stream struct {
 	// message of the backend's is relayed.
 	logLevel string
 	relayed  int // notifications returned by Next, at most b.maxNotes
+	// uri is a resources/read's URI as the caller sent it (its params' uri, decoded as the
+	// gateway decodes them), which an answer naming only hidden resources names.
+	uri string
 }
 
 // Call forwards c to the backend, whose name c.Target.Upstream is, and returns the response
@@ -143,16 +146,29 @@ func (b *Backend) Call(ctx context.Context, c *Call) (*Stream, error) {
 	}
 	s, err := b.open(ctx, c.ID, &Request{Method: c.Method, Name: name, Version: c.ProtocolVersion, Header: c.Header, Body: body,
 		Subject: b.SubjectFor(c.SubjectToken), SubjectKey: c.SubjectKey, Caller: c.Caller, UserToken: userTokenFor(b.PerUser(), c.UserToken), FromCaller: true,
-		visible: c.Visible, embedded: c.Embedded, completion: completion})
+		visible: c.Visible, embedded: c.Embedded, completion: completion, uri: askedURI(c)})
 	if s != nil {
 		s.logLevel = c.LogLevel
 	}
 	return s, err
 }
 
+// askedURI is a resources/read's URI as c's caller sent it, decoded as the gateway decodes
+// params; "" for any other method.
+func askedURI(c *Call) string {
+	if c.Method != wire.MethodResourcesRead {
+		return ""
+	}
+	p, err := jsonrpc.ParseParams(c.Params)
+	if err != nil {
+		return ""
+	}
+	return p.URI
+}
+
 // open sends o and prepares the Stream of its response; id is the id the response gets.
 func (b *Backend) open(ctx context.Context, id json.RawMessage, o *Request) (*Stream, error) {
-	s := &Stream{b: b, method: o.Method, id: id, start: b.env.Now(), probe: o.probe, charge: o.charge(), results: o.results(b),
+	s := &Stream{b: b, method: o.Method, id: id, start: b.env.Now(), probe: o.probe, charge: o.charge(), results: o.results(b), uri: o.uri,
 		rw: names.Rewriter{Space: b.env.Names, Upstream: b.name, Visible: o.visible, Embedded: o.embedded, Completion: o.completion}}
 	s.ctx, s.stop = context.WithTimeoutCause(ctx, b.timeout, wire.ErrCallTimeout)
 	if legacy, _, err := b.isLegacy(s.ctx, o); err != nil {
@@ -502,11 +518,16 @@ func (s *Stream) OnWait(fn func()) bool {
 
 // hiddenResource is the response for a result (or error) that names only resources the
 // caller may not see: the answer a hidden resource gets from the gateway itself, status and
-// bytes, so the caller cannot tell the two apart. The result is not relayed.
+// bytes, naming the URI the caller asked for, so the caller cannot tell the two apart. The
+// result is not relayed.
 func (s *Stream) hiddenResource() []byte {
 	s.outcome = OutcomeBackendError
 	s.status = http.StatusBadRequest
-	s.last = &jsonrpc.Message{Error: jsonrpc.NewError(jsonrpc.CodeInvalidParams, names.HiddenResourceMessage)}
+	msg := names.HiddenResourceMessage // a read always has a URI; this Stream was made without one
+	if s.uri != "" {
+		msg = names.UnknownResourceMessage(s.uri)
+	}
+	s.last = &jsonrpc.Message{Error: jsonrpc.NewError(jsonrpc.CodeInvalidParams, msg)}
 	return jsonrpc.AppendError(nil, s.id, s.last.Error)
 }
 

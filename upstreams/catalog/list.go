@@ -20,6 +20,15 @@ import (
 // maxListPages bounds how many pages the gateway follows per backend and list.
 const maxListPages = 100
 
+// maxBackendCursorBytes bounds a backend's nextCursor, as the JSON string it wrote (quotes and
+// escapes counted), which the gateway keeps until it asks for the next page and then sends
+// back. Cursors are opaque (https://modelcontextprotocol.io/specification/2026-07-28/server/utilities/pagination),
+// and real servers' are short: an offset or the last item's name, encoded. Without a bound one
+// could be as large as a whole response, copied and sent again, counted against nothing. A
+// longer one fails the backend's list as a bad response that names the bound; it is never cut,
+// since a cut cursor is another cursor.
+const maxBackendCursorBytes = 4096
+
 // pageTailRoom is what a page needs besides its items: the nextCursor (a sealed token of a
 // hundred-odd characters), ttlMs, cacheScope and resultType. An estimate for sizing the buffer
 // once; append grows it if a sealer's tokens are longer.
@@ -415,11 +424,15 @@ func (c *Catalog) addPage(p *part, b *backend.Backend, spec listSpec, res []byte
 // string other than "" is the next page's cursor, the literal the backend wrote, kept to send
 // back; absent, null or "" ends the list (Go's and TypeScript's clients stop at an empty cursor,
 // which read as a cursor would have the gateway ask for the first page again, and again); any
-// other value is refused, as their decoders refuse it, rather than read as the end of the list.
+// other value is refused, as their decoders refuse it, rather than read as the end of the list,
+// and so is a string longer than maxBackendCursorBytes.
 func nextCursor(val []byte) (next []byte, more bool, err error) {
 	switch string(val) {
 	case "", "null", `""`:
 		return nil, false, nil
+	}
+	if len(val) > maxBackendCursorBytes {
+		return nil, false, fmt.Errorf("nextCursor is %d bytes, more than the %d the gateway sends back", len(val), maxBackendCursorBytes)
 	}
 	if next, more = wire.StringLiteral(val); !more {
 		return nil, false, errors.New("nextCursor is not a string")

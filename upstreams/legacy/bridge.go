@@ -98,6 +98,19 @@ const (
 	sideTimeout = 5 * time.Second
 	// maxSkipped bounds the messages read before the response.
 	maxSkipped = 10000
+	// maxAsks bounds the backend's requests (ping, elicitation, sampling, roots, anything
+	// else) one call answers: each costs a POST of the gateway's to the backend, and a client
+	// request a question to the client too. Real servers send a few per call; a backend that
+	// loops (on ping, say) would otherwise have the gateway send one POST per message it
+	// streams, up to maxSkipped. Answers within a call go one at a time, so a caller holds at
+	// most one per call in flight (server.maxConcurrentPerCaller calls), and at most maxAsks
+	// per call. Past it the call fails with errTooManyAsks and the backend is told that the
+	// call is cancelled (End). On a GET stream, which lasts as long as its listeners, the
+	// bound is per asksWindow.
+	maxAsks = 100
+	// asksWindow is the period over which a GET stream may have maxAsks requests answered:
+	// a ping every second is well inside it.
+	asksWindow = time.Minute
 )
 
 // Bridge is the client side toward one pre-2026 backend: its sessions and the requests on them.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
@@ -387,5 +388,41 @@ func TestBridgeBoundsSessionIDs(t *testing.T) {
 				t.Errorf("the backend saw %d requests after a refused session id, want only initialize", len(seen))
 			}
 		})
+	}
+}
+
+// TestBridgeGETStreamAsksPerWindow: a backend's GET stream, which lasts as long as its
+// listeners, has its requests answered up to maxAsks a window (asksWindow), not maxAsks for
+// good: a backend pinging now and then keeps its stream, one looping on ping loses it.
+func TestBridgeGETStreamAsksPerWindow(t *testing.T) {
+	ls := startLegacyServer(t)
+	now := time.Unix(1000, 0)
+	be := &testBackend{url: ls.URL}
+	br := New(be, Config{Offer: era.V20251125, ClientInfo: json.RawMessage(`{"name":"mcp-gateway","version":"test"}`),
+		Now: func() time.Time { return now }})
+	t.Cleanup(br.Close)
+	ctx := context.Background()
+	sess, err := br.Initialize(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := br.Events(sess, &http.Response{Body: io.NopCloser(strings.NewReader(""))}, nil)
+	ping := &jsonrpc.Message{ID: json.RawMessage(`"p"`), Method: "ping"}
+	for i := range maxAsks {
+		if err := x.Answer(ctx, ping); err != nil {
+			t.Fatalf("ping %d: %v", i, err)
+		}
+	}
+	if err := x.Answer(ctx, ping); !errors.Is(err, wire.ErrBadResponse) {
+		t.Fatalf("ping %d within the window: err = %v, want a bad response", maxAsks+1, err)
+	}
+	now = now.Add(asksWindow)
+	if err := x.Answer(ctx, ping); err != nil {
+		t.Fatalf("a ping in the next window: %v", err)
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if len(ls.replies) != maxAsks+1 {
+		t.Errorf("%d pings answered, want %d", len(ls.replies), maxAsks+1)
 	}
 }

@@ -109,6 +109,14 @@ type RoundTrip struct {
 	logged   int
 	logs     bool   // relay notifications/message: the client's request asked for logs
 	logLevel string // the least severe level relayed
+	// asks counts the backend's requests answered (maxAsks), since asksFrom on a GET stream
+	// (stream: Events), whose bound is per asksWindow.
+	asks     int
+	asksFrom time.Time
+	stream   bool
+	// refused: the round trip was given up for the backend's requests (maxAsks) before its
+	// response, so End tells the backend its call is cancelled.
+	refused bool
 }
 
 // Start sends req on a session of pool: a 404 to a request carrying a session id means the
@@ -287,7 +295,9 @@ func (x *RoundTrip) Next(ctx context.Context) (*jsonrpc.Message, error) {
 				return m, nil
 			}
 		case m.ID != nil:
-			x.Answer(ctx, m)
+			if err := x.Answer(ctx, m); err != nil {
+				return nil, err
+			}
 		case m.Method != era.NotifElicitationDone: // dropped: 2026-07-28 has no such notification
 			return m, nil
 		}
@@ -332,8 +342,13 @@ func (x *RoundTrip) resume(ctx context.Context) error {
 // sampling and roots go to the client through the call's ClientRequests (WithClientRequests)
 // when it has one, and are refused when it has none (a 2026-07-28 client cannot be asked
 // anything mid-call); anything else is an unknown method. A failed reply is logged: the
-// backend decides what its request's failure means for the call.
-func (x *RoundTrip) Answer(ctx context.Context, m *jsonrpc.Message) {
+// backend decides what its request's failure means for the call. Past maxAsks requests nothing
+// is answered any more: Answer returns ErrTooManyAsks, which ends the round trip (and End then
+// tells the backend its call is cancelled).
+func (x *RoundTrip) Answer(ctx context.Context, m *jsonrpc.Message) error {
+	if err := x.countAsk(); err != nil {
+		return err
+	}
 	var reply []byte
 	switch {
 	case m.Method == era.MethodPing:
@@ -346,7 +361,7 @@ func (x *RoundTrip) Answer(ctx context.Context, m *jsonrpc.Message) {
 	if ctx.Err() != nil {
 		// The caller left while the client was asked: the stream ends, and End tells the
 		// backend its call is cancelled.
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, sideTimeout)
 	defer cancel()
@@ -360,6 +375,32 @@ func (x *RoundTrip) Answer(ctx context.Context, m *jsonrpc.Message) {
 	if err != nil {
 		x.logAsk(ctx, slog.LevelWarn, "answering a legacy upstream request failed", "method", m.Method, "error", err.Error())
 	}
+	return nil
+}
+
+// ErrTooManyAsks is the error of a call whose backend sent more than maxAsks requests of its
+// own: the gateway stops answering them, and the call ends with it rather than going on. It
+// is a wire.ErrBadResponse, and says what happened to the client in a JSON-RPC error of its
+// own.
+var ErrTooManyAsks = fmt.Errorf("%w: %w", wire.ErrBadResponse, jsonrpc.NewError(jsonrpc.CodeUpstreamUnavailable,
+	fmt.Sprintf("Backend sent more than %d requests of its own during one call; the gateway cancelled the call", maxAsks)))
+
+// countAsk counts one request of the backend's to be answered, or returns an error when it is
+// one too many (maxAsks): ErrTooManyAsks in a call, a bad response on a GET stream.
+func (x *RoundTrip) countAsk() error {
+	if x.stream {
+		if now := x.br.now(); now.Sub(x.asksFrom) >= asksWindow {
+			x.asks, x.asksFrom = 0, now
+		}
+	}
+	if x.asks++; x.asks <= maxAsks {
+		return nil
+	}
+	x.refused = true
+	if x.stream {
+		return fmt.Errorf("%w: %s: more than %d requests within %v on the GET stream", wire.ErrBadResponse, x.br.be.Name(), maxAsks, asksWindow)
+	}
+	return fmt.Errorf("%w: %s", ErrTooManyAsks, x.br.be.Name())
 }
 
 // maxAskLogs bounds the log lines of one round trip about the backend's requests mid-call: a
@@ -404,14 +445,17 @@ func (x *RoundTrip) relay(ctx context.Context, m *jsonrpc.Message) []byte {
 
 // End ends the round trip. A caller that left before the response (why) is a cancellation the
 // backend must be told about: closing a legacy stream is not one
-// (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation).
+// (https://modelcontextprotocol.io/specification/2025-11-25/basic/utilities/cancellation), and so is a call the gateway gave up for the backend's requests (maxAsks).
 func (x *RoundTrip) End(ctx context.Context, why Abandon) {
 	x.Close()
-	if x.answered || why == NotAbandoned {
+	if x.answered || (why == NotAbandoned && !x.refused) {
 		return
 	}
 	reason := "the client went away"
-	if why == TimedOut {
+	switch {
+	case x.refused:
+		reason = fmt.Sprintf("the backend sent more than %d requests of its own during the call", maxAsks)
+	case why == TimedOut:
 		reason = "the gateway's timeout for this backend passed"
 	}
 	p := append([]byte(`{"requestId":`), x.uid...)
@@ -461,7 +505,7 @@ func (x *RoundTrip) Release() {
 // as they are read, until Free; an event that does not fit ends the stream with
 // bodyread.ErrBudget.
 func (br *Bridge) Events(s *Session, resp *http.Response, budget *bodyread.Budget) *RoundTrip {
-	x := &RoundTrip{br: br, sess: s, resp: resp, sse: newSSEStream(resp.Body, int(br.be.MaxBytes()))}
+	x := &RoundTrip{br: br, sess: s, resp: resp, sse: newSSEStream(resp.Body, int(br.be.MaxBytes())), stream: true}
 	x.sse.Budget = budget
 	return x
 }

@@ -280,7 +280,8 @@ func newSubscriber(hub *Listens, limits queueLimits, c Caller) *subscriber {
 
 // offer queues ev, from the backend upstream, for the client if flt (what the client
 // subscribed to on that backend's stream) covers it and the caller's policy lets it read the
-// resource a resources/updated names. Otherwise the drop is reported to Caller.Dropped.
+// resource a resources/updated names, or for a list_changed gives it anything of the backend
+// (Caller.Reaches). Otherwise the drop is reported to Caller.Dropped.
 // Neither check nor the queue depends on what else is queued: offer is O(1) however slow the
 // client.
 func (s *subscriber) offer(upstream string, flt *listenFilter, ev listenEvent) {
@@ -291,6 +292,9 @@ func (s *subscriber) offer(upstream string, flt *listenFilter, ev listenEvent) {
 		return
 	case ev.method == wire.NotifResourcesUpdated && s.caller.Visible != nil &&
 		!s.caller.Visible(names.KindResource, names.Target{Upstream: upstream, Name: ev.target}):
+		s.drop(DropHidden, 1)
+		return
+	case ev.method != wire.NotifResourcesUpdated && !s.caller.reaches(upstream):
 		s.drop(DropHidden, 1)
 		return
 	}

@@ -100,7 +100,9 @@ func (f *feed) legacyRelay(ctx context.Context, b *backend.Backend, x *legacy.Ro
 		case m.IsResponse():
 			continue
 		case m.ID != nil:
-			x.Answer(ctx, m)
+			if err := x.Answer(ctx, m); err != nil {
+				return err
+			}
 			continue
 		}
 		if ev, ok := eventOf(src.Names, b.Name(), m); ok {

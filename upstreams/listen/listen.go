@@ -72,7 +72,8 @@ func (s *subscriptions[U]) empty() bool {
 // Listen serves subscriptions/listen
 // (https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions). It
 // first emits the gateway's own notifications/subscriptions/acknowledged with the honoured
-// subset of the request: the list_changed kinds some backend supports, and the resource
+// subset of the request: the list_changed kinds some backend the caller reaches supports
+// (Caller.Reaches: a backend its policy gives it nothing of is not listened to for it), and the resource
 // subscriptions whose URIs name a configured backend that supports resource subscriptions and
 // that visible allows (the caller's policy: a caller must not learn when a resource it may not
 // read changes; nil allows every resource). It then listens to every backend that has a share,
@@ -161,8 +162,8 @@ func (src *Source) plan(ctx context.Context, want *asked, hdr http.Header, c *Ca
 	shares := make([]share, len(src.Backends))
 	ds := src.Discover(ctx, hdr)
 	for i, d := range ds {
-		if d == nil {
-			continue
+		if d == nil || !c.reaches(src.Backends[i].Name()) {
+			continue // a backend the caller must not learn of: not even that its lists change
 		}
 		caps, s := &d.Caps, &shares[i]
 		s.ToolsListChanged = want.ToolsListChanged && caps.Tools != nil && caps.Tools.ListChanged
@@ -191,6 +192,9 @@ func (src *Source) plan(ctx context.Context, want *asked, hdr http.Header, c *Ca
 	}
 	return honoured, shares
 }
+
+// reaches reports whether the caller may learn anything of upstream (Caller.Reaches).
+func (c *Caller) reaches(upstream string) bool { return c.Reaches == nil || c.Reaches(upstream) }
 
 // backendURI is how a subscription to t goes to its backend: in the spelling resources/read of
 // t is sent in (backend.ResourceURI), so the backend subscribes the resource it reads, and

@@ -19,6 +19,12 @@ type Caller struct {
 	// a client must not learn when a resource it may not read changes. It is called on the
 	// backend stream's goroutine and must not block. nil allows every resource.
 	Visible func(names.Kind, names.Target) bool
+	// Reaches reports whether the caller's policy gives it anything of a backend
+	// (authz.Policy.Reaches). A backend it is false for is one this caller must not learn of:
+	// its list_changed notifications are neither subscribed to for this listen nor, should
+	// the policy change while the listen lasts, relayed. It is called while the listen is set
+	// up and on the backend stream's goroutine, and must not block. nil reaches every backend.
+	Reaches func(upstream string) bool
 	// Key is the caller (issuer and subject; the gateway gives a client address's key,
 	// callerkey.Client, without authentication): the notifications waiting for its listens on a
 	// replica are charged to one share of the replica's budget of result bytes (Listens). Every
@@ -41,7 +47,8 @@ const (
 	// DropUnsubscribed: the client did not subscribe to it (a list_changed kind it did not ask
 	// for, or a resources/updated for a URI outside its resource subscriptions).
 	DropUnsubscribed = "unsubscribed"
-	// DropHidden: a resources/updated for a resource the caller's policy does not let it read.
+	// DropHidden: a resources/updated for a resource the caller's policy does not let it read,
+	// or a list_changed of a backend its policy gives it nothing of.
 	DropHidden = "hidden"
 	// DropCoalesced: a resources/updated for a sub-resource, relayed as a resources/updated
 	// for the subscribed URI that covers it because the client fell behind (see eventQueue).

@@ -116,8 +116,9 @@ type Rewriter struct {
 var ErrHiddenResource = errors.New("upstreams: every resource in the result is hidden")
 
 // HiddenResourceMessage is the JSON-RPC error message (code -32602, HTTP 400) for a resource
-// that does not exist or that the caller may not read: the gateway's answer and a relayed
-// result reduced to nothing must be the same bytes.
+// that does not exist or that the caller may not read, when its URI is not known; with the URI
+// the caller sent, the answer names it (UnknownResourceMessage). The gateway's answer and a
+// relayed result reduced to nothing must be the same bytes.
 const HiddenResourceMessage = "Invalid params: unknown resource"
 
 // clientURI maps one backend URI; false when it must not be relayed.

@@ -1,0 +1,116 @@
+package upstreams
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
+)
+
+// TestCallFinalResultTwice: a backend whose stream answers a call twice, 2026-07-28 or
+// pre-2026, has its first answer relayed as the call's one final message and the second never
+// relayed, neither as a second final nor as a notification.
+func TestCallFinalResultTwice(t *testing.T) {
+	modern := faultBackend(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		upstreamstest.SSEEvent(w, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"first"}]}}`)
+		upstreamstest.SSEEvent(w, `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"second"}]}}`)
+	}, func(u *UpstreamConfig) { u.Protocol = ProtocolVersion })
+	s, err := faultCall(modern, context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msgs := collect(t, s); len(msgs) != 1 || !strings.Contains(msgs[0], "first") {
+		t.Errorf("2026-07-28: relayed %q, want the first answer alone", msgs)
+	}
+	raw := startRawLegacy(t)
+	legacy := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "raw", URL: raw.URL()}}}, Options{})
+	s, err = legacy.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`3`),
+		Target: Target{Upstream: "raw", Name: "twice"}, Params: json.RawMessage(`{"name":"raw__twice"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msgs := collect(t, s); len(msgs) != 1 || !strings.Contains(msgs[0], "first") || !strings.Contains(msgs[0], `"id":3`) {
+		t.Errorf("pre-2026: relayed %q, want the first answer alone", msgs)
+	}
+}
+
+// TestLegacyStreamResultAndError: a pre-2026 backend's answer on its stream that is a result
+// and an error at once is a bad response, as it is in JSON (TestLegacyRawAnswerNotOurs).
+func TestLegacyStreamResultAndError(t *testing.T) {
+	raw := startRawLegacy(t)
+	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "raw", URL: raw.URL()}}}, Options{})
+	s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`4`),
+		Target: Target{Upstream: "raw", Name: "both_sse"}, Params: json.RawMessage(`{"name":"raw__both_sse"}`)})
+	if err == nil {
+		err = drain(s)
+	}
+	if !errors.Is(err, ErrBadResponse) {
+		t.Fatalf("err = %v, want ErrBadResponse", err)
+	}
+}
+
+// TestLegacySessionIDNotChangedByAnAnswer: a pre-2026 backend's session id is the one its
+// initialize answered with. A response that carries another Mcp-Session-Id header (a backend
+// confused, or one trying to move the gateway's callers onto a session of its choosing) changes
+// nothing: the next request on the session carries the id it had.
+func TestLegacySessionIDNotChangedByAnAnswer(t *testing.T) {
+	raw := startRawLegacy(t)
+	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "raw", URL: raw.URL()}}}, Options{})
+	for _, tool := range []string{"sid_change", "sid_change", "elicit_many"} {
+		callOnce(t, r, MethodToolsCall, "raw__"+tool, KindTool, `{"_meta":`+upstreamstest.Meta+`,"name":"raw__`+tool+`"}`)
+	}
+	for _, req := range raw.requests() {
+		if strings.Contains(req, "evil") {
+			t.Errorf("a request went with the session id an answer named: %q", req)
+		}
+	}
+	if calls := strings.Count(strings.Join(raw.requests(), "\n"), "POST tools/call s"); calls != 3 {
+		t.Errorf("%d calls went with a session id the backend assigned, want 3: %q", calls, raw.requests())
+	}
+}
+
+// TestCallIDBeyondDoubles: a client's id is relayed as the client wrote it, and a backend's
+// answer is its answer only under an id a reader of the backend's (a double) takes for it: an
+// integer past 2^53 the backend echoed rounded is, the same number as a fraction or exponent,
+// a string, or another integer past the range of doubles is not.
+func TestCallIDBeyondDoubles(t *testing.T) {
+	long := "1" + strings.Repeat("0", 400)
+	for _, tt := range []struct {
+		name, client, answer string
+		ok                   bool
+	}{
+		{"rounded to the double", "9007199254740993", "9007199254740992", true},
+		{"as written", "9007199254740993", "9007199254740993", true},
+		{"exponent", "9007199254740993", "9.007199254740993e15", false},
+		{"string", "9007199254740993", `"9007199254740993"`, false},
+		{"another integer", "9007199254740993", "9007199254740995", false},
+		{"past doubles, as written", long, long, true},
+		{"past doubles, another", long, "1" + strings.Repeat("0", 399) + "1", false},
+		{"past doubles, as infinity's exponent", long, "1e400", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := faultBackend(t, func(w http.ResponseWriter, _ *http.Request) {
+				upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":`+tt.answer+`,"result":{"content":[]}}`)
+			}, func(u *UpstreamConfig) { u.Protocol = ProtocolVersion })
+			s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(tt.client),
+				Target: Target{Upstream: "fault", Name: "t"}, Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"name":"t"}`)})
+			if !tt.ok {
+				if !errors.Is(err, ErrBadResponse) {
+					t.Fatalf("err = %v, want ErrBadResponse", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msgs := collect(t, s); len(msgs) != 1 || !strings.HasPrefix(msgs[0], `{"jsonrpc":"2.0","id":`+tt.client+`,"result"`) {
+				t.Fatalf("relayed %.200q, want the result under the client's id", msgs)
+			}
+		})
+	}
+}
