@@ -74,8 +74,7 @@ var (
 // Config is the vault's keys and bounds.
 type Config struct {
 	// Keys seal and open the records, oldest first: the last that is not OpenOnly seals, every
-	// one opens. Each secret
-	// is at least 32 bytes; ids are 1 to 32 characters of [A-Za-z0-9_-].
+	// one opens. Each secret is at least 32 bytes; ids are 1 to 32 characters of [A-Za-z0-9_-].
 	Keys []seal.Key
 	// MaxRecordBytes bounds one sealed record. Zero means DefaultMaxRecordBytes.
 	MaxRecordBytes int
@@ -165,8 +164,7 @@ type Entry struct {
 	Token
 	raw []byte
 	// Stale is set when the record was sealed under another key than the one that seals (an
-	// older one, or one now open-only): sealing it again moves it
-	// to the one that seals.
+	// older one, or one now open-only): sealing it again moves it to the one that seals.
 	Stale bool
 }
 
