@@ -173,8 +173,9 @@ type secretSource struct {
 
 type mrtrConfig struct {
 	Keys []struct {
-		ID     string       `yaml:"id"`
-		Secret secretSource `yaml:"secret"`
+		ID       string       `yaml:"id"`
+		Secret   secretSource `yaml:"secret"`
+		OpenOnly bool         `yaml:"openOnly"`
 	} `yaml:"keys"`
 	TTL duration `yaml:"ttl"`
 }

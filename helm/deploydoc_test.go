@@ -6,6 +6,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 )
 
 // deployDoc is the operator's guide every claim of which is checked here.
@@ -108,10 +111,11 @@ var deployClaims = []deployClaim{
 	{opens: "To reload in place in Kubernetes, outside this chart", note: "a pattern outside the chart for the reader to set up; the SIGHUP it relies on is the paragraph above"},
 	{opens: "A reload reaches every replica within the same minute", note: "advice on choosing between the two ways above, each of which is tested there"},
 	{opens: "MRTR `requestState` (the token a client returns", tests: []string{"internal/seal:TestConfigValidate", "helm:TestChart"}},
-	{opens: "The list is **oldest first: the last key seals new state, every key opens**.", tests: []string{"internal/seal:TestRotation", "helm:checkHA"}},
-	{opens: "1. Append the new key and deploy:", tests: []string{"helm:TestDeployDocExamples", "helm:checkHA"}},
-	{opens: "2. Wait until the rollout is complete and then `mrtr.ttl`", tests: []string{"helm:checkMinimal", "mrtr:TestOpenExpiry", "internal/legacysession:TestRotation", "mcphttp/pre2026:TestSessionStateRecordThatDoesNotOpen"}},
-	{opens: "3. Remove the old key and deploy again.", note: "an instruction"},
+	{opens: "The list is **oldest first: the last key without `openOnly: true` seals new state, every key", tests: []string{"internal/seal:TestRotation", "internal/seal:TestRotationAcrossReplicas", "internal/gateway:TestDeployKeyRotationAcrossReplicas", "helm:checkHA"}},
+	{opens: "1. Add the new key with `openOnly: true` and deploy:", tests: []string{"helm:TestDeployDocExamples", "helm:TestKeyRotationRendered", "internal/vault:TestVault"}},
+	{opens: "2. Once that rollout is complete, remove `openOnly` from the new key", tests: []string{"internal/gateway:TestDeployKeyRotationAcrossReplicas", "internal/seal:TestRotationAcrossReplicas"}},
+	{opens: "3. Wait until that rollout is complete and then `mrtr.ttl`", tests: []string{"helm:checkMinimal", "mrtr:TestOpenExpiry", "internal/legacysession:TestRotation", "mcphttp/pre2026:TestSessionStateRecordThatDoesNotOpen"}},
+	{opens: "4. Remove the old key and deploy again.", note: "an instruction"},
 	{opens: "If a key may have leaked, remove it at once instead", tests: []string{"internal/gateway:TestDeployConfirmationsAcrossReplicas", "helm:TestChart"}},
 	{opens: "`helm install` and `helm template` stop with a message naming the fix when:", tests: []string{"helm:TestChart"}},
 	{opens: "- `replicaCount > 1` or `autoscaling.enabled` without Redis;", tests: []string{"helm:TestChart"}},
@@ -273,6 +277,23 @@ func TestDeployDocExamples(t *testing.T) {
 		}
 		decodeAll(t, out)
 	}
+}
+
+// TestKeyRotationRendered: docs/deploy.md's first step of a key rotation (the new key added
+// openOnly) renders as the gateway's openOnly on that key alone, and the gateway accepts it.
+func TestKeyRotationRendered(t *testing.T) {
+	h := newHelm(t)
+	out, err := h.template(t, []string{"minimal.yaml"}, "mrtr.keys[1].id=k2", "mrtr.keys[1].secret="+otherKey, "mrtr.keys[1].openOnly=true")
+	if err != nil {
+		t.Fatalf("helm template: %v", err)
+	}
+	m := decodeAll(t, out)
+	cm := find[*corev1.ConfigMap](t, m, fullname)
+	cfg := parseConfig(t, cm)
+	if k := cfg.MRTR.Keys; len(k) != 2 || k[0].ID != "k1" || k[0].OpenOnly || k[1].ID != "k2" || !k[1].OpenOnly {
+		t.Errorf("mrtr.keys = %+v, want k1 sealing and k2 open-only", k)
+	}
+	checkWithGateway(t, cm, gatewayContainer(t, find[*appsv1.Deployment](t, m, fullname).Spec.Template.Spec))
 }
 
 // yamlBlocks returns the fenced yaml code blocks of a Markdown document, dedented.

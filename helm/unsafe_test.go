@@ -69,6 +69,7 @@ func testUnsafe(t *testing.T, h helmCLI) {
 		{"defaults: public URL", nil, nil, "the gateway needs its public URL"},
 		{"key id without value", nil, []string{"mrtr.keys[0].id=k1"}, "no MRTR key"},
 		{"second key without value", minimal, []string{"mrtr.keys[1].id=k2"}, "every entry of mrtr.keys needs a secret"},
+		{"every key open-only", minimal, []string{"mrtr.keys[0].openOnly=true"}, "every entry of mrtr.keys is openOnly: one must seal"},
 		{"short key", nil, []string{"mrtr.keys[0].id=k1", "mrtr.keys[0].secret=short"}, "shorter than 32 characters"},
 		{"existing secret plus values", minimal, []string{"secrets.existingSecret=keys"}, "with secrets.existingSecret the chart creates no Secret"},
 		{"existing secret without ids", nil, []string{"secrets.existingSecret=keys"}, "needs the MRTR key ids in mrtr.keys"},

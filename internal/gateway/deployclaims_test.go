@@ -100,6 +100,57 @@ func TestDeployConfirmationsAcrossReplicas(t *testing.T) {
 	}
 }
 
+// TestDeployKeyRotationAcrossReplicas: docs/deploy.md's three steps of a key rotation, with
+// replicas of two neighbouring steps serving at once as in a rolling update (sharing Redis): a
+// confirmation asked on a replica of one step is approved on a replica of the other, both
+// ways, and runs. The one-step rotation the guide described before (appending the new key as
+// the one that seals) fails that way: a replica not yet updated refuses what an updated one
+// sealed. A ring of open-only keys alone is refused.
+func TestDeployKeyRotationAcrossReplicas(t *testing.T) {
+	iss := newIssuer(t)
+	redis := testredis.Start(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	replica := func(keys ...KeyConfig) Listeners {
+		return startTestGateway(t, func(c *Config) {
+			trustIssuers(c, iss)
+			c.MRTR.Keys = keys
+			c.Redis.URL = redis.URL()
+			c.Auth.Policy.Rules = []authz.RuleConfig{
+				{ID: "confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm}}
+		}, alpha)
+	}
+	old := testKeys[0]
+	cur := KeyConfig{ID: "k2", Secret: Secret{Value: "another-test-only-secret-of-32-bytes!!"}}
+	openOnly := cur
+	openOnly.OpenOnly = true
+	steps := []Listeners{replica(old), replica(old, openOnly), replica(old, cur), replica(cur)}
+	alice := mintFor(t, iss, "alice")
+	runs := 0
+	for i := 0; i+1 < len(steps); i++ {
+		for _, p := range [][2]int{{i, i + 1}, {i + 1, i}} {
+			state := askConfirmation(t, steps[p[0]], alice)
+			_, r := rawCall(t, steps[p[1]], alice, "alpha__echo", `{"text":"pay 10"}`, approve(state))
+			if r.Error != nil || r.Result.IsError {
+				t.Errorf("asked on step %d, approved on step %d: %+v", p[0], p[1], r)
+				continue
+			}
+			runs++
+		}
+	}
+	if n := toolCalls(alpha); n != runs {
+		t.Errorf("backend ran %d calls, want %d", n, runs)
+	}
+	oneStep := askConfirmation(t, steps[2], alice)
+	if status, r := rawCall(t, steps[0], alice, "alpha__echo", `{"text":"pay 10"}`, approve(oneStep)); status != 400 || r.Error == nil || r.Error.Code != -32602 {
+		t.Errorf("sealing with the new key before every replica holds it: %d %+v, want 400 -32602 on a replica without it", status, r)
+	}
+	cfg := testConfig("error", "text", alpha)
+	cfg.MRTR.Keys = []KeyConfig{openOnly}
+	if err := cfg.validate(); err == nil || !strings.Contains(err.Error(), "mrtr.keys: every key is openOnly") {
+		t.Errorf("only open-only keys: %v, want mrtr.keys refused", err)
+	}
+}
+
 // TestDeployEnvironmentOverridesFile: an MCPGW_* variable (as the chart's extraEnv sets them)
 // wins over the same setting in the configuration file.
 func TestDeployEnvironmentOverridesFile(t *testing.T) {

@@ -13,10 +13,11 @@ import (
 
 // MRTRConfig is the `mrtr:` block: the keys that seal requestState and list cursors.
 type MRTRConfig struct {
-	// Keys seal and open tokens, oldest first: the last one seals, all open. Each secret is at
-	// least 32 bytes of random text (for example `head -c 32 /dev/urandom | base64`). Every
-	// replica needs the same keys. Empty: one random key per process, which is only correct for
-	// a single replica and loses in-flight confirmations on restart.
+	// Keys seal and open tokens, oldest first: the last one that is not openOnly seals, all
+	// open. Each secret is at least 32 bytes of random text (for example `head -c 32
+	// /dev/urandom | base64`). Every replica needs the same keys. Empty: one random key per
+	// process, which is only correct for a single replica and loses in-flight confirmations on
+	// restart.
 	Keys []KeyConfig `yaml:"keys"`
 	// TTL is how long a requestState stays valid. Default 10m.
 	TTL time.Duration `yaml:"ttl"`
@@ -35,6 +36,23 @@ type KeyConfig struct {
 	ID string `yaml:"id"`
 	// Secret is the key material.
 	Secret Secret `yaml:"secret"`
+	// OpenOnly makes the key open tokens without sealing any: the first step of a rotation
+	// across replicas (docs/deploy.md), so that every replica can open what the new key will
+	// seal before any replica seals with it. At least one key must seal. Default false.
+	OpenOnly bool `yaml:"openOnly"`
+}
+
+// sealKeys checks that a list of keys has one that seals, reported at path.
+func sealKeys(path string, keys []KeyConfig) []error {
+	for _, k := range keys {
+		if !k.OpenOnly {
+			return nil
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	return []error{configerr.At(path, "every key is openOnly: one must seal (the newest without openOnly seals)")}
 }
 
 // validate checks the keys' ids and the settings; the secrets are checked with every other
@@ -52,6 +70,7 @@ func (c MRTRConfig) validate() []error {
 			seen[k.ID] = i
 		}
 	}
+	errs = append(errs, sealKeys("mrtr.keys", c.Keys)...)
 	if err := (mrtr.Config{TTL: c.TTL}).Validate(); err != nil {
 		errs = append(errs, configerr.At("mrtr.ttl", "%s: want %s to %s", c.TTL, mrtr.MinTTL, mrtr.MaxTTL))
 	}
@@ -73,7 +92,7 @@ func (c MRTRConfig) keyRing(getenv func(string) string) (ring *seal.KeyRing, eph
 		if err != nil {
 			return nil, false, fmt.Errorf("mrtr.keys[%d].secret: %w", i, err)
 		}
-		cfg.Keys = append(cfg.Keys, seal.Key{ID: k.ID, Secret: []byte(v)})
+		cfg.Keys = append(cfg.Keys, seal.Key{ID: k.ID, Secret: []byte(v), OpenOnly: k.OpenOnly})
 	}
 	if len(cfg.Keys) == 0 {
 		secret := make([]byte, seal.MinSecretBytes)

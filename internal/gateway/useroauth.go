@@ -19,10 +19,11 @@ import (
 // secrets.
 type UserOAuthConfig struct {
 	useroauth.Config `yaml:",inline"`
-	// Keys seal the token records (AES-256-GCM), oldest first: the last seals, every one
-	// opens. Each secret is at least 32 bytes of random text; every replica needs the same.
-	// Rotate by appending a key; remove the old one once every record was sealed again (each
-	// use or refresh of a token does). Required when a backend uses userOAuth.
+	// Keys seal the token records (AES-256-GCM), oldest first: the last that is not openOnly
+	// seals, every one opens. Each secret is at least 32 bytes of random text; every replica
+	// needs the same. Rotate by adding a key openOnly, then letting it seal (docs/deploy.md);
+	// remove the old one once every record was sealed again (each use or refresh of a token
+	// does). Required when a backend uses userOAuth.
 	Keys []KeyConfig `yaml:"keys"`
 }
 
@@ -73,7 +74,7 @@ func (c *Config) validateUserOAuth() []error {
 	idx := c.userOAuthBackends()
 	if len(idx) == 0 {
 		u := c.userOAuthConfig(placeholderKeys(max(1, len(c.UserOAuth.Keys))))
-		errs := validateKeyIDs("userOAuth.keys", c.UserOAuth.Keys)
+		errs := append(validateKeyIDs("userOAuth.keys", c.UserOAuth.Keys), sealKeys("userOAuth.keys", c.UserOAuth.Keys)...)
 		if err := u.Validate(); err != nil {
 			errs = append(errs, err)
 		}
@@ -92,6 +93,7 @@ func (c *Config) validateUserOAuth() []error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, validateKeyIDs("userOAuth.keys", c.UserOAuth.Keys)...)
+	errs = append(errs, sealKeys("userOAuth.keys", c.UserOAuth.Keys)...)
 	if u.Path == c.Server.Path || u.Path == c.approvalConfig().Path {
 		errs = append(errs, configerr.At("userOAuth.path", "%q is taken by the MCP endpoint or the approval page", u.Path))
 	}
@@ -156,7 +158,7 @@ func (g *gateway) buildUserOAuth(cfg *Config, approvals *approval.Service) (*use
 		if err != nil {
 			return nil, fmt.Errorf("userOAuth.keys[%d].secret: %w", i, err)
 		}
-		keys = append(keys, seal.Key{ID: k.ID, Secret: []byte(v)})
+		keys = append(keys, seal.Key{ID: k.ID, Secret: []byte(v), OpenOnly: k.OpenOnly})
 	}
 	secrets, err := cfg.resolveSecrets(g.getenv)
 	if err != nil {

@@ -25,6 +25,7 @@ const (
 // concurrent use; build it once at start-up with New.
 type KeyRing struct {
 	keys []Key
+	seal int // the index in keys of the key that seals
 	max  int
 }
 
@@ -41,12 +42,12 @@ func New(cfg Config) (*KeyRing, error) {
 	}
 	keys := make([]Key, len(cfg.Keys))
 	for i, k := range cfg.Keys {
-		keys[i] = Key{ID: k.ID, Secret: append([]byte(nil), k.Secret...)}
+		keys[i] = Key{ID: k.ID, Secret: append([]byte(nil), k.Secret...), OpenOnly: k.OpenOnly}
 	}
-	return &KeyRing{keys: keys, max: cfg.maxTokenBytes()}, nil
+	return &KeyRing{keys: keys, seal: sealing(keys), max: cfg.maxTokenBytes()}, nil
 }
 
-// KeyIDs returns the key ids, oldest first; the last one seals.
+// KeyIDs returns the key ids, oldest first; SealingKeyID's seals.
 func (r *KeyRing) KeyIDs() []string {
 	ids := make([]string, len(r.keys))
 	for i, k := range r.keys {
@@ -55,6 +56,9 @@ func (r *KeyRing) KeyIDs() []string {
 	return ids
 }
 
+// SealingKeyID returns the id of the key that seals: the last one that is not open-only.
+func (r *KeyRing) SealingKeyID() string { return r.keys[r.seal].ID }
+
 // Sealer derives the AEAD keys for purpose (HKDF-SHA256, info = purpose) and
 // returns a Sealer for it. Derivation happens here, not per message: call it
 // once per purpose at start-up and keep the result. Distinct purposes never
@@ -62,6 +66,7 @@ func (r *KeyRing) KeyIDs() []string {
 func (r *KeyRing) Sealer(purpose string) *Sealer {
 	s := &Sealer{
 		keys: make([]sealerKey, len(r.keys)),
+		seal: r.seal,
 		max:  r.max,
 		enc:  base64.RawURLEncoding.Strict(),
 	}
@@ -115,7 +120,8 @@ type sealerKey struct {
 // Sealer seals and opens tokens for one purpose. It is immutable and safe for
 // concurrent use.
 type Sealer struct {
-	keys []sealerKey // oldest first; the last seals
+	keys []sealerKey // oldest first
+	seal int         // the index in keys of the key that seals
 	max  int
 	enc  *base64.Encoding
 }
@@ -123,10 +129,10 @@ type Sealer struct {
 // MaxTokenBytes returns the largest token this Sealer produces or accepts.
 func (s *Sealer) MaxTokenBytes() int { return s.max }
 
-// Seal encrypts and authenticates plaintext under the newest key. It returns
-// ErrOversized when the token would exceed the maximum size.
+// Seal encrypts and authenticates plaintext under the sealing key (the newest that is not
+// open-only). It returns ErrOversized when the token would exceed the maximum size.
 func (s *Sealer) Seal(plaintext []byte) (string, error) {
-	k := &s.keys[len(s.keys)-1]
+	k := &s.keys[s.seal]
 	rawLen := nonceSize + len(plaintext) + tagSize
 	total := len(k.prefix) + s.enc.EncodedLen(rawLen)
 	if total > s.max {

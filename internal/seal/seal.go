@@ -57,13 +57,18 @@ type Key struct {
 	// Secret is the input keying material, at least MinSecretBytes bytes of
 	// high-entropy random data. It is never used directly as an AEAD key.
 	Secret []byte
+	// OpenOnly keys open tokens but never seal: the first step of a rotation,
+	// so that every replica can open what the new key will seal before any
+	// replica seals with it.
+	OpenOnly bool
 }
 
 // Config describes a key ring.
 type Config struct {
-	// Keys lists the secrets, oldest first. The LAST key seals new tokens;
-	// every key opens. Rotate by appending a new key, waiting at least the
-	// longest token lifetime, then removing the oldest.
+	// Keys lists the secrets, oldest first. The last key that is not
+	// OpenOnly seals new tokens; every key opens. Rotate across replicas in
+	// three steps: add the new key OpenOnly everywhere, then let it seal,
+	// then, after the longest token lifetime, remove the oldest.
 	Keys []Key
 	// MaxTokenBytes is the largest token Open accepts, in bytes; zero means
 	// DefaultMaxTokenBytes. Seal refuses to produce larger tokens.
@@ -75,6 +80,8 @@ func (c Config) Validate() error {
 	var errs []error
 	if len(c.Keys) == 0 {
 		errs = append(errs, fmt.Errorf("%w: at least one key is required", ErrInvalidConfig))
+	} else if sealing(c.Keys) < 0 {
+		errs = append(errs, fmt.Errorf("%w: every key is open-only: one must seal", ErrInvalidConfig))
 	}
 	if c.MaxTokenBytes < 0 {
 		errs = append(errs, fmt.Errorf("%w: maxTokenBytes must not be negative", ErrInvalidConfig))
@@ -95,6 +102,16 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// sealing is the index of the key that seals: the last one not OpenOnly; -1 when there is none.
+func sealing(keys []Key) int {
+	for i := len(keys) - 1; i >= 0; i-- {
+		if !keys[i].OpenOnly {
+			return i
+		}
+	}
+	return -1
 }
 
 func (c Config) maxTokenBytes() int {

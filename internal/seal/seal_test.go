@@ -36,6 +36,8 @@ func TestConfigValidate(t *testing.T) {
 		{"duplicate id", Config{Keys: []Key{testKey("k", 1), testKey("k", 2)}}, 1},
 		{"negative max", Config{Keys: []Key{testKey("k", 1)}, MaxTokenBytes: -1}, 1},
 		{"all at once", Config{Keys: []Key{{ID: "a b"}, {ID: "c"}}, MaxTokenBytes: -1}, 4},
+		{"open-only new key", Config{Keys: []Key{testKey("a", 1), {ID: "b", Secret: testKey("b", 2).Secret, OpenOnly: true}}}, 0},
+		{"every key open-only", Config{Keys: []Key{{ID: "a", Secret: testKey("a", 1).Secret, OpenOnly: true}}}, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -117,6 +119,41 @@ func TestRotation(t *testing.T) {
 	}
 	if _, err := after.Open(oldTok); !errors.Is(err, ErrUnknownKey) {
 		t.Fatalf("removed key: got %v, want ErrUnknownKey", err)
+	}
+}
+
+// TestRotationAcrossReplicas: the three steps of a rotation while replicas of two steps serve
+// at once (a rolling update). Whatever a replica of one step seals, a replica of the step
+// before or after opens: an open-only key is held by every replica before any seals with it.
+// Appending the new key as a sealing one in one step is what fails, shown last.
+func TestRotationAcrossReplicas(t *testing.T) {
+	old, cur := testKey("2026-10", 1), testKey("2026-11", 2)
+	openOnly := cur
+	openOnly.OpenOnly = true
+	steps := [][]Key{{old}, {old, openOnly}, {old, cur}, {cur}}
+	sealer := func(keys []Key) *Sealer { return mustRing(t, Config{Keys: keys}).Sealer(PurposeRequestState) }
+	for i := 0; i+1 < len(steps); i++ {
+		a, b := sealer(steps[i]), sealer(steps[i+1])
+		for _, pair := range [][2]*Sealer{{a, b}, {b, a}} {
+			tok, err := pair[0].Seal([]byte("in flight"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pair[1].Open(tok); err != nil {
+				t.Errorf("steps %d and %d: a token sealed by one (%.11s…) does not open on the other: %v", i, i+1, tok, err)
+			}
+		}
+	}
+	if tok, _ := sealer(steps[1]).Seal(nil); !strings.HasPrefix(tok, "v1.2026-10.") {
+		t.Errorf("an open-only key sealed: %.11s…", tok)
+	}
+	if id := mustRing(t, Config{Keys: steps[1]}).SealingKeyID(); id != "2026-10" {
+		t.Errorf("SealingKeyID = %q, want the last key that is not open-only", id)
+	}
+	// Adding the new key as the sealing one at once: a replica not yet updated cannot open.
+	tok, _ := sealer(steps[2]).Seal(nil)
+	if _, err := sealer(steps[0]).Open(tok); !errors.Is(err, ErrUnknownKey) {
+		t.Errorf("the one-step rotation: got %v, want ErrUnknownKey on a replica not yet updated", err)
 	}
 }
 

@@ -19,13 +19,13 @@ func ad(kid string, owner Owner, backend string) []byte {
 	return []byte("mcp-gateway vault record\x00" + recordVersion + kid + "\x00" + string(owner) + "\x00" + backend)
 }
 
-// seal seals t under the newest key: "v1.<kid>.<base64url(nonce|ciphertext|tag)>".
+// seal seals t under the newest key that is not open-only: "v1.<kid>.<base64url(nonce|ciphertext|tag)>".
 func (v *Vault) seal(owner Owner, t *Token) ([]byte, error) {
 	pt, err := json.Marshal(t)
 	if err != nil {
 		return nil, err
 	}
-	k := &v.keys[len(v.keys)-1]
+	k := &v.keys[v.sealing]
 	ns := k.aead.NonceSize()
 	raw := make([]byte, ns, ns+len(pt)+k.aead.Overhead())
 	_, _ = rand.Read(raw)
@@ -63,7 +63,7 @@ func (v *Vault) open(owner Owner, backend string, rec []byte) (*Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: authentication failed", ErrUnreadable)
 	}
-	e := &Entry{raw: rec, Stale: i != len(v.keys)-1}
+	e := &Entry{raw: rec, Stale: i != v.sealing}
 	if err := json.Unmarshal(pt, &e.Token); err != nil || e.Backend != backend || e.AccessToken == "" {
 		return nil, fmt.Errorf("%w: not a token record", ErrUnreadable)
 	}

@@ -73,8 +73,8 @@ var (
 
 // Config is the vault's keys and bounds.
 type Config struct {
-	// Keys seal and open the records, oldest first: the last seals, every one opens. Each secret
-	// is at least 32 bytes; ids are 1 to 32 characters of [A-Za-z0-9_-].
+	// Keys seal and open the records, oldest first: the last that is not OpenOnly seals, every
+	// one opens. Each secret is at least 32 bytes; ids are 1 to 32 characters of [A-Za-z0-9_-].
 	Keys []seal.Key
 	// MaxRecordBytes bounds one sealed record. Zero means DefaultMaxRecordBytes.
 	MaxRecordBytes int
@@ -163,17 +163,19 @@ type Token struct {
 type Entry struct {
 	Token
 	raw []byte
-	// Stale is set when the record was sealed under an older key: sealing it again moves it
-	// to the newest.
+	// Stale is set when the record was sealed under another key than the one that seals (an
+	// older one, or one now open-only): sealing it again moves it to the one that seals.
 	Stale bool
 }
 
 // Vault seals, stores and opens token records. It is safe for concurrent use.
 type Vault struct {
-	recs   store.Records
-	locks  store.Store
-	keys   []vaultKey // oldest first; the last seals
-	budget store.Budget
+	recs  store.Records
+	locks store.Store
+	keys  []vaultKey // oldest first
+	// sealing is the index in keys of the key that seals: the newest that is not open-only.
+	sealing int
+	budget  store.Budget
 	// maxRecord bounds one sealed record.
 	maxRecord int
 	// idle and maxAge are the records' lifetimes (Config.RecordIdle, RecordMaxAge).
@@ -222,6 +224,9 @@ func New(cfg Config, recs store.Records, locks store.Store, now func() time.Time
 		aead, err := cipher.NewGCM(block)
 		if err != nil {
 			return nil, err
+		}
+		if !k.OpenOnly {
+			v.sealing = len(v.keys)
 		}
 		v.keys = append(v.keys, vaultKey{id: k.ID, aead: aead})
 	}

@@ -177,6 +177,21 @@ func testRotation(t *testing.T, open func(t *testing.T) (store.Records, store.St
 	if _, err := onlyB.Get(ctx, bob, "saas"); !errors.Is(err, ErrUnreadable) {
 		t.Errorf("a record under a removed key: %v", err)
 	}
+	// B added open-only (the first step of a rotation across replicas): it opens B's records
+	// but A still seals, and A's records are not stale.
+	openOnlyB := keyB
+	openOnlyB.OpenOnly = true
+	first := newVault(t, recs, locks, keyA, openOnlyB)
+	carol := Caller{Issuer: alice.Issuer, Subject: "carol"}
+	if err := first.Put(ctx, tokenFor(carol, "saas", "sealed-in-step-one")); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := old.Get(ctx, carol, "saas"); err != nil || e.Stale {
+		t.Errorf("a record sealed while B was open-only, read with A alone: %+v, %v", e, err)
+	}
+	if e, err := first.Get(ctx, alice, "saas"); err != nil || !e.Stale {
+		t.Errorf("a record sealed under B, read while B is open-only: %+v, %v; want it opened and stale", e, err)
+	}
 }
 
 func testBounds(t *testing.T, open func(t *testing.T) (store.Records, store.Store)) {

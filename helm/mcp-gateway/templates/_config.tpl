@@ -38,6 +38,9 @@ keys:
   - id: {{ .id | quote }}
     secret:
       file: {{ printf "%s/mrtr-%s" (include "mcp-gateway.secretsDir" $) .id | quote }}
+{{- if .openOnly }}
+    openOnly: true
+{{- end }}
 {{- end }}
 ttl: {{ .Values.mrtr.ttl | quote }}
 {{- end }}

@@ -62,13 +62,20 @@ says what to change.
 {{- $errs := list }}
 {{- $existing := .Values.secrets.existingSecret }}
 {{- $withValue := 0 }}
+{{- $sealing := 0 }}
 {{- range .Values.mrtr.keys }}
+{{- if not .openOnly }}
+{{- $sealing = add1 $sealing }}
+{{- end }}
 {{- if .secret }}
 {{- $withValue = add1 $withValue }}
 {{- if lt (len .secret) 32 }}
 {{- $errs = append $errs (printf "mrtr.keys[%s].secret is shorter than 32 characters; generate one with: head -c 32 /dev/urandom | base64" .id) }}
 {{- end }}
 {{- end }}
+{{- end }}
+{{- if and .Values.mrtr.keys (eq $sealing 0) }}
+{{- $errs = append $errs "every entry of mrtr.keys is openOnly: one must seal (the newest without openOnly seals)" }}
 {{- end }}
 {{- if and (not $existing) (gt $withValue 0) (lt $withValue (len .Values.mrtr.keys)) }}
 {{- $errs = append $errs "every entry of mrtr.keys needs a secret (or use secrets.existingSecret)" }}
