@@ -65,6 +65,33 @@ func TestCacheHonoursTTL(t *testing.T) {
 	}
 }
 
+// TestCacheTTLCapped: a backend's ttlMs is taken as at most a day, for the cache and for what
+// clients are told. Before, a ttlMs past about 9.2e12 wrapped the cache's expiry into the past
+// (the list was fetched for every request) and reached clients as it was.
+func TestCacheTTLCapped(t *testing.T) {
+	backend := mcptest.StartServer(t, "alpha", mcptest.WithCacheHints(9_300_000_000_000, "public"))
+	clock := newTestClock()
+	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: backend.URL(), Protocol: ProtocolVersion}}},
+		Options{Clock: clock.Now})
+	day := float64(24 * time.Hour / time.Millisecond)
+	steps := []struct {
+		advance  time.Duration
+		requests int
+		ttlMs    float64
+	}{
+		{0, 1, day},
+		{23 * time.Hour, 1, day - float64(23*time.Hour/time.Millisecond)},
+		{time.Hour, 2, day}, // a day passed: fetched again
+	}
+	for i, st := range steps {
+		clock.Advance(st.advance)
+		res := listAs(t, r, "")
+		if got := len(backend.RequestsOf(MethodToolsList)); got != st.requests || res["ttlMs"] != st.ttlMs {
+			t.Fatalf("step %d: %d backend requests, ttlMs %v; want %d, %v", i, got, res["ttlMs"], st.requests, st.ttlMs)
+		}
+	}
+}
+
 func TestCacheZeroTTLAndDisabled(t *testing.T) {
 	tests := []struct {
 		name  string

@@ -29,6 +29,11 @@ const maxListPages = 100
 // since a cut cursor is another cursor.
 const maxBackendCursorBytes = 4096
 
+// maxListTTLMs caps the ttlMs a backend gives its list (a day): the list is cached and reported
+// to clients for at most that long. Without a cap a ttlMs past about 9.2e12 wrapped the cache's
+// expiry into the past (the list was never cached) and was passed on to clients as it was.
+const maxListTTLMs = 24 * 60 * 60 * 1000
+
 // pageTailRoom is what a page needs besides its items: the nextCursor (a sealed token of a
 // hundred-odd characters), ttlMs, cacheScope and resultType. An estimate for sizing the buffer
 // once; append grows it if a sealer's tokens are longer.
@@ -396,7 +401,7 @@ func (c *Catalog) addPage(p *part, b *backend.Backend, spec listSpec, res []byte
 			}
 		case "ttlMs":
 			n, perr := strconv.ParseInt(string(val), 10, 64)
-			ttl, hasTTL = n, perr == nil
+			ttl, hasTTL = min(n, maxListTTLMs), perr == nil
 		case "resultType":
 			if string(val) != `"complete"` {
 				// An input_required list cannot be merged, and must never be cached.
