@@ -158,12 +158,15 @@ func (c ClientCaps) Has(capability string) bool {
 // ForVersion returns c without what a client of version cannot declare: URL-mode elicitation
 // and tool-using sampling came with 2025-11-25, and elicitation itself with 2025-06-18, so a
 // client of an older revision that declares them anyway is not sent requests it cannot read.
+// Before 2025-11-25, sampling had no context flag: includeContext was part of every sampling
+// request, so a client of those revisions that declares sampling reads it, and is asked.
 func (c ClientCaps) ForVersion(version string) ClientCaps {
 	if version != V20250618 && version != V20250326 {
 		return c
 	}
 	c.ElicitationURL = false
 	c.SamplingTools = false
+	c.SamplingContext = c.Sampling
 	if version == V20250326 {
 		c.ElicitationForm = false
 	}

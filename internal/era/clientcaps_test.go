@@ -83,6 +83,18 @@ func TestClientCapsForVersion(t *testing.T) {
 	if got != (ClientCaps{Roots: true, Sampling: true, SamplingContext: true}) {
 		t.Errorf("2025-03-26 kept %+v", got)
 	}
+	// Before 2025-11-25 sampling had no context flag: includeContext came with sampling itself.
+	for _, v := range []string{V20250618, V20250326} {
+		if got := (ClientCaps{Sampling: true}).ForVersion(v); !got.Has(CapSamplingContext) {
+			t.Errorf("%s sampling without the later context flag: %+v, want context read", v, got)
+		}
+		if got := (ClientCaps{SamplingContext: true}).ForVersion(v); got.Has(CapSamplingContext) || got.Sampling {
+			t.Errorf("%s no sampling: %+v", v, got)
+		}
+	}
+	if got := (ClientCaps{Sampling: true}).ForVersion(V20251125); got.Has(CapSamplingContext) {
+		t.Errorf("2025-11-25 sampling without context: %+v, want context not declared", got)
+	}
 }
 
 func TestNegotiateVersion(t *testing.T) {

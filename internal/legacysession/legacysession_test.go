@@ -265,9 +265,10 @@ func TestIDShape(t *testing.T) {
 
 func TestMint(t *testing.T) {
 	c := New(ring(t, testKey("k1", 1)), time.Hour, (&clock{start}).now)
-	// What a 2025-06-18 client cannot declare is not kept.
+	// What a 2025-06-18 client cannot declare is not kept; its sampling reads includeContext,
+	// which had no flag of its own before 2025-11-25.
 	_, s, err := c.Mint(era.V20250618, json.RawMessage(`{"elicitation":{"url":{}},"sampling":{"tools":{}}}`), "c@1", alice)
-	if err != nil || string(s.Caps) != `{"sampling":{}}` {
+	if err != nil || string(s.Caps) != `{"sampling":{"context":{}}}` {
 		t.Fatalf("2025-06-18 caps %s, %v", s.Caps, err)
 	}
 	_, s, _ = c.Mint(era.V20251125, json.RawMessage(`{"elicitation":{"url":{}},"tasks":{}}`), "c@1", alice)

@@ -121,9 +121,10 @@ func TestLegacyInitialize(t *testing.T) {
 	be.Reset()
 	for _, tt := range []struct{ requested, want, caps, wantCaps string }{
 		{"2025-11-25", "2025-11-25", `{"elicitation":{},"roots":{"listChanged":true},"experimental":{"x":{}}}`, `{"elicitation":{"form":{}},"roots":{}}`},
-		{"2025-06-18", "2025-06-18", `{"sampling":{}}`, `{"sampling":{}}`},
+		// Before 2025-11-25 sampling had no context flag: includeContext came with sampling.
+		{"2025-06-18", "2025-06-18", `{"sampling":{}}`, `{"sampling":{"context":{}}}`},
 		// 2025-03-26 has no elicitation: a session never declares it, whatever the client sent.
-		{"2025-03-26", "2025-03-26", `{"elicitation":{},"sampling":{},"roots":{"listChanged":true}}`, `{"roots":{},"sampling":{}}`},
+		{"2025-03-26", "2025-03-26", `{"elicitation":{},"sampling":{},"roots":{"listChanged":true}}`, `{"roots":{},"sampling":{"context":{}}}`},
 		// Older than every served version: the nearest served one (era.NegotiateVersion).
 		{"2024-11-05", "2025-03-26", `{}`, `{}`},
 		{"2099-01-01", "2025-11-25", `{}`, `{}`},
