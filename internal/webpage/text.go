@@ -59,6 +59,24 @@ func Visible(s string) Text {
 	return t
 }
 
+// shown is s as plain text for what the pages say about it (the form a name or word reads as,
+// the word a mark quotes): every character Visible would mark is written as [U+XXXX], so a
+// mark hides nothing and reverses nothing the rest of the page shows.
+func shown(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { _, h := invisibleName(r); return h }) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if name, hidden := invisibleName(r); hidden {
+			b.WriteString("[" + name + "]")
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 // invisibleName reports whether r must be made visible and how it is shown. Newlines and tabs
 // stay as they are (the page preserves white space); every other control, format (bidi
 // overrides and isolates, zero-width characters, tag characters), line or paragraph separator,
