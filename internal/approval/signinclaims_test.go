@@ -21,6 +21,9 @@ import (
 // folding decoder reads as "sub" ("ſub" with a long s, "SUB") was signed in as that claim's
 // value, so mallory, given "ſub": "alice", decided alice's calls; such a sign-in is refused, as
 // is one whose ID token names any claim twice under that folding (the rule access tokens meet).
+// So is one whose ID token has no "sub", or an empty one (go-oidc requires neither): every such
+// user would be the one user "" to the pages, each seeing and disconnecting the accounts the
+// others connected.
 func TestSignInIdentityReadExactly(t *testing.T) {
 	srv := httptest.NewUnstartedServer(nil)
 	srv.StartTLS()
@@ -32,6 +35,7 @@ func TestSignInIdentityReadExactly(t *testing.T) {
 			// The name the page shows is read by a folding decoder too: which of the two it
 			// shows depends on the issuer's member order.
 			"oscar": {"Preferred_Username": "alice"},
+			"nosub": {"sub": nil}, "blanksub": {"sub": ""},
 		},
 		WebClients: map[string]devissuer.WebClient{testClientID: {Secret: testClientSecret, RedirectURIs: []string{cfg.redirectURL()}}},
 	})
@@ -84,5 +88,10 @@ func TestSignInIdentityReadExactly(t *testing.T) {
 	// oscar on his own call: his sub is his, but his ID token names preferred_username twice.
 	if status, body := signIn("oscar", "oscar"); strings.Contains(body, `name="csrf"`) || status == http.StatusOK {
 		t.Errorf("oscar, whose ID token names a claim twice, was shown his call: %d", status)
+	}
+	for _, user := range []string{"nosub", "blanksub"} {
+		if status, body := signIn(user, ""); status != http.StatusBadRequest || !strings.Contains(body, "Sign-in failed") {
+			t.Errorf("%s, whose ID token names no subject, was signed in: %d %s", user, status, body)
+		}
 	}
 }

@@ -219,6 +219,13 @@ func (s *SignIn) Finish(w http.ResponseWriter, r *http.Request) (string, error) 
 		return "", &ErrSignIn{Why: "the identity token is not valid for this sign-in",
 			Err: fmt.Errorf("%w: its header types it as another kind of token, or asks for crit or b64", errTokenInvalid)}
 	}
+	if idt.Subject == "" {
+		// OpenID Connect requires sub; go-oidc does not check it. Every user of an issuer
+		// leaving it out would be the one user "" to the pages, each seeing and
+		// disconnecting the accounts the others connected; access tokens without it are
+		// refused too.
+		return "", &ErrSignIn{Why: "the identity token is not valid for this sign-in", Err: fmt.Errorf("%w: it names no subject", errTokenInvalid)}
+	}
 	if idt.Nonce == "" || idt.Nonce != l.Nonce {
 		return "", &ErrSignIn{Why: "the identity token is not valid for this sign-in", Err: fmt.Errorf("%w: its nonce is not this sign-in's", errTokenInvalid)}
 	}
