@@ -122,3 +122,45 @@ func TestCallbackCostsTheProviderLittle(t *testing.T) {
 		t.Errorf("a sign-in made %d token requests, want 1", n-1)
 	}
 }
+
+// TestHeadChangesNothing: a call's page answers HEAD with 405 and an Allow header, as the
+// connect pages do where a GET starts a sign-in: before, a HEAD of a browser not signed in
+// started one (its sign-in cookie replaced, breaking a sign-in under way in another tab), and
+// a HEAD of the "sign in as another user" link signed the browser out. A link prefetcher or
+// scanner sending the browser's cookies now changes nothing, and the user's session still shows
+// the call.
+func TestHeadChangesNothing(t *testing.T) {
+	f := newPageFixture(t)
+	id, page, c, _ := f.signedIn(t)
+	head := func(client *http.Client, u string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodHead, u, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		defer func() { client.CheckRedirect = nil }()
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, POST" {
+			t.Errorf("HEAD %s: %d Allow %q, want 405 Allow \"GET, POST\"", u, resp.StatusCode, resp.Header.Get("Allow"))
+		}
+		if ck := resp.Header.Values("Set-Cookie"); len(ck) > 0 {
+			t.Errorf("HEAD %s set cookies: %q", u, ck)
+		}
+	}
+	head(f.browser(t), page)
+	head(c, page+"?signin=again")
+	resp, err := c.Get(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `name="csrf"`) {
+		t.Errorf("call %s after the HEADs: %d, want its page to the signed-in user\n%s", id, resp.StatusCode, body)
+	}
+}
