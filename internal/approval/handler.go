@@ -47,8 +47,9 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // show renders the call's page, after sign-in.
 func (s *Service) show(w http.ResponseWriter, r *http.Request, id string) {
 	sess, ok := s.signin.Session(r)
-	if !ok || r.URL.Query().Get("signin") == "again" {
-		s.startSignIn(w, r, id, r.URL.Query().Get("signin") == "again")
+	again := webpage.SignInAgain(r)
+	if !ok || again {
+		s.startSignIn(w, r, id, again)
 		return
 	}
 	s.present(w, r, sess, id, stepAsk, http.StatusOK, "")

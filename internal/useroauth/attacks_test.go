@@ -355,3 +355,37 @@ func TestHeadChangesNothing(t *testing.T) {
 		}
 	})
 }
+
+// TestSignInAgainOnlyFromThePages: another site sending a signed-in browser to the connect
+// pages with ?signin=again (the "sign in as another user" link of a refusal) gets the page,
+// the session kept; the pages' own link still signs the browser in afresh.
+func TestSignInAgainOnlyFromThePages(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixtureOptions{})
+	b := f.browser(t)
+	if status, body := b.openLink(f.srv.URL+"/connect/", f.idp.Username()); status != http.StatusOK || !strings.Contains(body, `id="backends"`) {
+		t.Fatalf("the list: %d\n%s", status, body)
+	}
+	open := func(site string) (*http.Response, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, f.srv.URL+"/connect/?signin=again", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Sec-Fetch-Site", site)
+		resp, err := b.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		return resp, string(body)
+	}
+	resp, body := open("cross-site")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `id="backends"`) {
+		t.Errorf("?signin=again from another site: %d at %s; want the list, still signed in\n%s", resp.StatusCode, resp.Request.URL, body)
+	}
+	if resp, _ := open("same-origin"); resp.Request.URL.Query().Get("prompt") != "login" && resp.Request.URL.Query().Get("authRequestID") == "" {
+		t.Errorf("?signin=again from the pages: ended at %s; want the provider's login", resp.Request.URL)
+	}
+}

@@ -97,7 +97,7 @@ func (s *Service) documentOf(rest string) (backend string, ok bool) {
 // signedIn returns the signed-in user, or sends the browser to sign in (back to this page) and
 // returns false.
 func (s *Service) signedIn(w http.ResponseWriter, r *http.Request) (*webpage.Session, bool) {
-	again := r.URL.Query().Get("signin") == "again"
+	again := webpage.SignInAgain(r)
 	if sess, ok := s.deps.SignIn.Session(r); ok && !again {
 		return sess, true
 	}
