@@ -145,7 +145,11 @@ func (e *ErrSignIn) Unwrap() error { return e.Err }
 // user wants to sign in as someone else). An error is an *UnreachableError (the issuer is down)
 // or a failure to seal; nothing was sent.
 func (s *SignIn) Start(w http.ResponseWriter, r *http.Request, ret string, again bool) error {
-	if !strings.HasPrefix(ret, "/") || strings.HasPrefix(ret, "//") || strings.ContainsAny(ret, "\\\r\n") {
+	// A browser removes tabs and line breaks from a URL before reading it ("/\t/host" is
+	// "//host" to it) and reads "\" as "/": a path holding any of them, or another control
+	// character, could send the user to another host after signing in.
+	if !strings.HasPrefix(ret, "/") || strings.HasPrefix(ret, "//") || strings.ContainsRune(ret, '\\') ||
+		strings.IndexFunc(ret, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
 		return errors.New("sign-in: the return path is not a path of the gateway")
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), signInTimeout)
