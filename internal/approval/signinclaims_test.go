@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -93,5 +94,78 @@ func TestSignInIdentityReadExactly(t *testing.T) {
 		if status, body := signIn(user, ""); status != http.StatusBadRequest || !strings.Contains(body, "Sign-in failed") {
 			t.Errorf("%s, whose ID token names no subject, was signed in: %d %s", user, status, body)
 		}
+	}
+}
+
+// TestSessionCookieFitsBrowsers: browsers drop a cookie over 4096 bytes without a word, so a
+// session that did not fit was never sent back: the page started a sign-in again, which the
+// issuer answered at once, again and again until the browser gave up on the redirects. The name
+// a page shows (preferred_username, email or name, which many issuers let users choose) is cut
+// to fit; an identity that cannot fit (a subject of kilobytes) fails the sign-in with a page
+// saying so. No cookie the sign-in sets is over the limit.
+func TestSessionCookieFitsBrowsers(t *testing.T) {
+	srv := httptest.NewUnstartedServer(nil)
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	cfg := Config{BaseURL: srv.URL, ClientID: testClientID, ClientSecret: testClientSecret}.WithDefaults()
+	long := strings.Repeat("\u00e9", 3000)
+	iss, err := devissuer.New(devissuer.Options{
+		Users:      map[string]devissuer.Claims{"longname": {"preferred_username": long}, "longsub": {"sub": long}},
+		WebClients: map[string]devissuer.WebClient{testClientID: {Secret: testClientSecret, RedirectURIs: []string{cfg.redirectURL()}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = iss.Close() })
+	cfg.Issuer = iss.URL()
+	mem, ring := storeAndKeys(t, time.Now)
+	svc, err := New(cfg, Deps{Store: mem, Keys: ring, Logger: slog.New(slog.DiscardHandler), HTTPClient: &http.Client{Timeout: 5 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Config.Handler = svc
+	signIn := func(user, owner string) (int, string) {
+		id := hex.EncodeToString([]byte((user + "-call-id-padding")[:16]))
+		page, err := svc.Ask(context.Background(), Call{ID: id, Issuer: iss.URL(), Subject: owner,
+			Upstream: "files", Tool: "files__delete", UpstreamTool: "delete", Arguments: json.RawMessage(`{"path":"/x"}`),
+			Digest: []byte("digest-of-the-arguments-32-bytes"), Expiry: time.Now().Add(5 * time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jar, _ := cookiejar.New(nil)
+		c := &http.Client{Transport: srv.Client().Transport, Jar: jar, Timeout: 20 * time.Second,
+			CheckRedirect: func(r *http.Request, via []*http.Request) error {
+				for _, ck := range r.Response.Cookies() {
+					if n := len(ck.Name) + 1 + len(ck.Value); n > 4096 {
+						t.Errorf("%s: cookie %s of %d bytes, which browsers drop", user, ck.Name, n)
+					}
+				}
+				if len(via) > 5 {
+					return errors.New("sign-in redirect loop")
+				}
+				return nil
+			}}
+		resp, err := c.Get(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		form := resp.Request.URL.Query()
+		form.Set("username", user)
+		authorize := *resp.Request.URL
+		authorize.RawQuery = ""
+		resp, err = c.PostForm(authorize.String(), form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		return resp.StatusCode, string(body)
+	}
+	if status, body := signIn("longname", "longname"); status != http.StatusOK || !strings.Contains(body, `name="csrf"`) {
+		t.Errorf("a user with a long name on their own call: %d\n%s", status, body)
+	}
+	if status, body := signIn("longsub", long); status != http.StatusBadRequest || !strings.Contains(body, "Sign-in failed") {
+		t.Errorf("a user whose subject cannot fit a cookie: %d, want the sign-in refused\n%s", status, body)
 	}
 }

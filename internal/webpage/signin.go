@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
@@ -246,11 +247,16 @@ func (s *SignIn) Finish(w http.ResponseWriter, r *http.Request) (string, error) 
 		Email    string `json:"email"`
 	}
 	_ = idt.Claims(&claims)
-	sess := Session{Issuer: idt.Issuer, Subject: idt.Subject, Name: firstNonEmpty(claims.Username, claims.Email, claims.Name),
+	sess := Session{Issuer: idt.Issuer, Subject: idt.Subject, Name: shownName(firstNonEmpty(claims.Username, claims.Email, claims.Name)),
 		Expiry: s.now().Add(s.cfg.SessionTTL), CSRF: randomKey()}
 	val, err := s.seal(s.sessions, sess)
 	if err != nil {
 		return "", err
+	}
+	if len(sessionCookie)+1+len(val) > maxCookieBytes {
+		// A browser drops it without a word: the page would start a sign-in again, which the
+		// issuer answers at once, until the browser gives up on the redirects.
+		return "", &ErrSignIn{Why: "the identity token's subject is too long for the gateway's pages to keep"}
 	}
 	setCookie(w, sessionCookie, val, s.cfg.SessionTTL)
 	return l.Return, nil
@@ -315,6 +321,23 @@ func randomKey() []byte {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	return b
+}
+
+// maxCookieBytes is the most of a cookie's name and value browsers keep (RFC 6265 §6.1: at
+// least 4096 bytes, which is what they keep).
+const maxCookieBytes = 4096
+
+// maxNameRunes bounds the name a session keeps to show who is signed in: many issuers let users
+// choose it, and the session must fit a cookie. Who the user is, issuer and subject, is kept
+// whole.
+const maxNameRunes = 128
+
+// shownName is name cut to maxNameRunes characters, marked as cut.
+func shownName(name string) string {
+	if utf8.RuneCountInString(name) <= maxNameRunes {
+		return name
+	}
+	return string([]rune(name)[:maxNameRunes]) + "…"
 }
 
 func firstNonEmpty(v ...string) string {
