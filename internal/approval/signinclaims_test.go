@@ -26,58 +26,13 @@ import (
 // user would be the one user "" to the pages, each seeing and disconnecting the accounts the
 // others connected.
 func TestSignInIdentityReadExactly(t *testing.T) {
-	srv := httptest.NewUnstartedServer(nil)
-	srv.StartTLS()
-	t.Cleanup(srv.Close)
-	cfg := Config{BaseURL: srv.URL, ClientID: testClientID, ClientSecret: testClientSecret}.WithDefaults()
-	iss, err := devissuer.New(devissuer.Options{
-		Users: map[string]devissuer.Claims{
-			"alice": {}, "mallory": {"\u017fub": "alice"}, "trudy": {"SUB": "alice"},
-			// The name the page shows is read by a folding decoder too: which of the two it
-			// shows depends on the issuer's member order.
-			"oscar": {"Preferred_Username": "alice"},
-			"nosub": {"sub": nil}, "blanksub": {"sub": ""},
-		},
-		WebClients: map[string]devissuer.WebClient{testClientID: {Secret: testClientSecret, RedirectURIs: []string{cfg.redirectURL()}}},
+	signIn := devIssuerSignIn(t, map[string]devissuer.Claims{
+		"alice": {}, "mallory": {"\u017fub": "alice"}, "trudy": {"SUB": "alice"},
+		// The name the page shows is read by a folding decoder too: which of the two it
+		// shows depends on the issuer's member order.
+		"oscar": {"Preferred_Username": "alice"},
+		"nosub": {"sub": nil}, "blanksub": {"sub": ""},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = iss.Close() })
-	cfg.Issuer = iss.URL()
-	mem, ring := storeAndKeys(t, time.Now)
-	svc, err := New(cfg, Deps{Store: mem, Keys: ring, Logger: slog.New(slog.DiscardHandler), HTTPClient: &http.Client{Timeout: 5 * time.Second}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Config.Handler = svc
-	signIn := func(user, owner string) (int, string) {
-		id := hex.EncodeToString([]byte((user + "-call-id-padding")[:16]))
-		page, err := svc.Ask(context.Background(), Call{ID: id, Issuer: iss.URL(), Subject: owner,
-			Upstream: "files", Tool: "files__delete", UpstreamTool: "delete", Arguments: json.RawMessage(`{"path":"/x"}`),
-			Digest: []byte("digest-of-the-arguments-32-bytes"), Client: "test-client 1.0", Expiry: time.Now().Add(5 * time.Minute)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		jar, _ := cookiejar.New(nil)
-		c := &http.Client{Transport: srv.Client().Transport, Jar: jar, Timeout: 20 * time.Second}
-		resp, err := c.Get(page) // to the issuer's sign-in form
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = resp.Body.Close()
-		form := resp.Request.URL.Query()
-		form.Set("username", user)
-		authorize := *resp.Request.URL
-		authorize.RawQuery = ""
-		resp, err = c.PostForm(authorize.String(), form)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		_ = resp.Body.Close()
-		return resp.StatusCode, string(body)
-	}
 	if status, body := signIn("alice", "alice"); status != http.StatusOK || !strings.Contains(body, `name="csrf"`) {
 		t.Fatalf("alice on her own call: %d %s", status, body)
 	}
@@ -104,13 +59,27 @@ func TestSignInIdentityReadExactly(t *testing.T) {
 // to fit; an identity that cannot fit (a subject of kilobytes) fails the sign-in with a page
 // saying so. No cookie the sign-in sets is over the limit.
 func TestSessionCookieFitsBrowsers(t *testing.T) {
+	long := strings.Repeat("\u00e9", 3000)
+	signIn := devIssuerSignIn(t, map[string]devissuer.Claims{"longname": {"preferred_username": long}, "longsub": {"sub": long}})
+	if status, body := signIn("longname", "longname"); status != http.StatusOK || !strings.Contains(body, `name="csrf"`) {
+		t.Errorf("a user with a long name on their own call: %d\n%s", status, body)
+	}
+	if status, body := signIn("longsub", long); status != http.StatusBadRequest || !strings.Contains(body, "Sign-in failed") {
+		t.Errorf("a user whose subject cannot fit a cookie: %d, want the sign-in refused\n%s", status, body)
+	}
+}
+
+// devIssuerSignIn is the page over TLS with the dev issuer's users; the function it returns asks
+// a call of owner and signs user in on its page in a new browser, returning the page the browser
+// lands on. No cookie the page sets may be larger than browsers keep, and the sign-in may not
+// go round in redirects.
+func devIssuerSignIn(t *testing.T, users map[string]devissuer.Claims) func(user, owner string) (int, string) {
+	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	cfg := Config{BaseURL: srv.URL, ClientID: testClientID, ClientSecret: testClientSecret}.WithDefaults()
-	long := strings.Repeat("\u00e9", 3000)
-	iss, err := devissuer.New(devissuer.Options{
-		Users:      map[string]devissuer.Claims{"longname": {"preferred_username": long}, "longsub": {"sub": long}},
+	iss, err := devissuer.New(devissuer.Options{Users: users,
 		WebClients: map[string]devissuer.WebClient{testClientID: {Secret: testClientSecret, RedirectURIs: []string{cfg.redirectURL()}}},
 	})
 	if err != nil {
@@ -124,11 +93,12 @@ func TestSessionCookieFitsBrowsers(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Config.Handler = svc
-	signIn := func(user, owner string) (int, string) {
+	return func(user, owner string) (int, string) {
+		t.Helper()
 		id := hex.EncodeToString([]byte((user + "-call-id-padding")[:16]))
 		page, err := svc.Ask(context.Background(), Call{ID: id, Issuer: iss.URL(), Subject: owner,
 			Upstream: "files", Tool: "files__delete", UpstreamTool: "delete", Arguments: json.RawMessage(`{"path":"/x"}`),
-			Digest: []byte("digest-of-the-arguments-32-bytes"), Expiry: time.Now().Add(5 * time.Minute)})
+			Digest: []byte("digest-of-the-arguments-32-bytes"), Client: "test-client 1.0", Expiry: time.Now().Add(5 * time.Minute)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +115,7 @@ func TestSessionCookieFitsBrowsers(t *testing.T) {
 				}
 				return nil
 			}}
-		resp, err := c.Get(page)
+		resp, err := c.Get(page) // to the issuer's sign-in form
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,11 +131,5 @@ func TestSessionCookieFitsBrowsers(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		_ = resp.Body.Close()
 		return resp.StatusCode, string(body)
-	}
-	if status, body := signIn("longname", "longname"); status != http.StatusOK || !strings.Contains(body, `name="csrf"`) {
-		t.Errorf("a user with a long name on their own call: %d\n%s", status, body)
-	}
-	if status, body := signIn("longsub", long); status != http.StatusBadRequest || !strings.Contains(body, "Sign-in failed") {
-		t.Errorf("a user whose subject cannot fit a cookie: %d, want the sign-in refused\n%s", status, body)
 	}
 }
