@@ -112,6 +112,17 @@ func TestCallbackAttacks(t *testing.T) {
 		b.login(where, realop.OtherUsername)
 		refused(t, b, u.String(), http.StatusForbidden, FailWrongUser, "made for another user")
 		expectContains(t, "the log", f.log.String(), "wrong user", "caller="+alice.Issuer+"#"+alice.Subject)
+		// Its "sign in as another user" leads to a sign-in, not to the callback again (which,
+		// without the authorization server's answer, is a refusal).
+		_, _, body := b.get(u.String())
+		_, rest, ok := strings.Cut(body, `<a href="`)
+		href, _, _ := strings.Cut(rest, `"`)
+		if !ok || !strings.Contains(href, "signin=again") {
+			t.Fatalf("the refusal has no sign-in link:\n%s", body)
+		}
+		if status, where, body := b.get(f.srv.URL + href); where.Query().Get("authRequestID") == "" {
+			t.Errorf("its sign-in link %s ended at %s (%d), want the provider's login\n%s", href, where, status, body)
+		}
 	})
 	t.Run("the authorization server refuses", func(t *testing.T) {
 		b := f.browser(t)
