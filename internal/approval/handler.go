@@ -19,6 +19,11 @@ const maxFormBytes = 4 << 10
 
 // ServeHTTP serves everything under Path: the call pages (GET shows, POST decides) and the
 // sign-in callback. Every response carries the page's security headers.
+//
+// A call's page takes no HEAD: its GET starts a sign-in in a browser not signed in (replacing
+// the sign-in cookie of one under way) and signs the browser out for "sign in as another
+// user", so a HEAD from a link prefetcher or a scanner sending the browser's cookies gets 405
+// and changes nothing, as on the connect pages.
 func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	webpage.SetSecurityHeaders(w.Header())
 	rest, ok := strings.CutPrefix(r.URL.Path, s.cfg.Path+"/")
@@ -27,12 +32,12 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, http.StatusNotFound, RefusedBadRequest, "There is nothing here.")
 	case rest == "callback" && r.Method == http.MethodGet:
 		s.callback(w, r)
-	case strings.HasPrefix(rest, "c/") && validID(rest[2:]) && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+	case strings.HasPrefix(rest, "c/") && validID(rest[2:]) && r.Method == http.MethodGet:
 		s.show(w, r, rest[2:])
 	case strings.HasPrefix(rest, "c/") && validID(rest[2:]) && r.Method == http.MethodPost:
 		s.decide(w, r, rest[2:])
 	case strings.HasPrefix(rest, "c/") && validID(rest[2:]):
-		w.Header().Set("Allow", "GET, HEAD, POST")
+		w.Header().Set("Allow", "GET, POST")
 		s.refuse(w, http.StatusMethodNotAllowed, RefusedBadRequest, "This page takes GET and POST only.")
 	default:
 		s.refuse(w, http.StatusNotFound, RefusedUnknown, "This approval link is not valid.")
@@ -42,8 +47,9 @@ func (s *Service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // show renders the call's page, after sign-in.
 func (s *Service) show(w http.ResponseWriter, r *http.Request, id string) {
 	sess, ok := s.signin.Session(r)
-	if !ok || r.URL.Query().Get("signin") == "again" {
-		s.startSignIn(w, r, id, r.URL.Query().Get("signin") == "again")
+	again := webpage.SignInAgain(r)
+	if !ok || again {
+		s.startSignIn(w, r, id, again)
 		return
 	}
 	s.present(w, r, sess, id, stepAsk, http.StatusOK, "")

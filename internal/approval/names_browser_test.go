@@ -69,3 +69,47 @@ func TestPageShowsMemberNamesAsSent(t *testing.T) {
 		}
 	}
 }
+
+// TestRightToLeftShownAsSentInBrowser: in a real browser, under the page's own
+// Content-Security-Policy, a value with a Hebrew letter before two groups of digits is laid out
+// in reading order with the groups swapped ("ש 0532 0130" reads "0130 0532 ש"), and its second
+// showing, in the order sent, has them as sent: 0532 left of 0130.
+func TestRightToLeftShownAsSentInBrowser(t *testing.T) {
+	page := approval.RenderAskPage(t, approval.Call{ID: strings.Repeat("a", 32), Issuer: "https://issuer.example", Subject: "alice",
+		Upstream: "bank", Tool: "bank__pay", UpstreamTool: "pay", Arguments: []byte(`{"account":"\u05e9 0532 0130"}`),
+		Expiry: time.Now().Add(time.Minute)})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		webpage.SetSecurityHeaders(w.Header())
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(page))
+	}))
+	t.Cleanup(srv.Close)
+
+	tab := browsertest.Tab(t, browsertest.New(t))
+	browsertest.Step(t, tab, "open the page", chromedp.Navigate(srv.URL))
+	// The left edge of each group of digits in the reading-order span and in the order-sent one.
+	type edges struct{ Read, Sent []float64 }
+	ctx, cancel := context.WithTimeout(tab, browsertest.StepTimeout)
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[edges](`(() => {
+		const at = (el) => ['0532', '0130'].map(g => {
+			const n = el.firstChild, i = n.textContent.indexOf(g), r = document.createRange();
+			r.setStart(n, i); r.setEnd(n, i + g.length);
+			return r.getBoundingClientRect().left;
+		});
+		const spans = [...document.querySelectorAll('#arguments dd .s')];
+		return {Read: at(spans.find(s => !s.classList.contains('sent'))), Sent: at(document.querySelector('#arguments .sent'))};
+	})()`))
+	cancel()
+	if err != nil {
+		t.Fatalf("reading the layout: %v", err)
+	}
+	if len(got.Read) != 2 || len(got.Sent) != 2 {
+		t.Fatalf("layout read: %+v", got)
+	}
+	if got.Read[0] <= got.Read[1] {
+		t.Errorf("reading order: 0532 at %v, 0130 at %v; want the groups swapped, as the bidirectional algorithm lays them out", got.Read[0], got.Read[1])
+	}
+	if got.Sent[0] >= got.Sent[1] {
+		t.Errorf("order sent: 0532 at %v, 0130 at %v; want 0532 first, as sent", got.Sent[0], got.Sent[1])
+	}
+}

@@ -53,9 +53,10 @@ type callView struct {
 	Forwarded            *Value
 	ExpiresIn, ExpiresAt string
 	// Hidden counts the characters made visible; LookAlike says a name looks like another,
-	// ValueLookAlike that a word of the arguments does.
-	Hidden                    int
-	LookAlike, ValueLookAlike bool
+	// ValueLookAlike that a word of the arguments does; RTL that a string or member name of
+	// the arguments holds right-to-left text, which the page also shows in the order sent.
+	Hidden                         int
+	LookAlike, ValueLookAlike, RTL bool
 }
 
 func (s *Service) view(c Call) (*callView, error) {
@@ -79,9 +80,11 @@ func (s *Service) view(c Call) (*callView, error) {
 		v.Forwarded = &fwd
 		v.Hidden += countHidden(fwd)
 		v.ValueLookAlike = hasLookAlike(fwd)
+		v.RTL = hasRTL(fwd)
 	}
 	v.Hidden += countHidden(args) + v.Title.Hidden + v.Description.Hidden
 	v.ValueLookAlike = v.ValueLookAlike || hasLookAlike(args)
+	v.RTL = v.RTL || hasRTL(args)
 	for _, n := range []webpage.Name{v.Tool, v.UpstreamTool, v.Upstream, v.Subject, v.Issuer, v.Client} {
 		v.Hidden += n.Hidden
 		v.LookAlike = v.LookAlike || n.Flagged()
@@ -178,6 +181,19 @@ func countHidden(v Value) int {
 		n += countHidden(it)
 	}
 	return n
+}
+
+// hasRTL reports whether a string or member name of v holds right-to-left text (Text.RTL).
+func hasRTL(v Value) bool {
+	if v.Text.RTL {
+		return true
+	}
+	for _, m := range v.Members {
+		if m.Key.RTL || hasRTL(m.Value) {
+			return true
+		}
+	}
+	return slices.ContainsFunc(v.Items, hasRTL)
 }
 
 func hasLookAlike(v Value) bool {

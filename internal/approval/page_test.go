@@ -592,3 +592,39 @@ func TestRenderNotComposedValues(t *testing.T) {
 		}
 	}
 }
+
+// TestRightToLeftValuesShownAsSent: a string or member name holding right-to-left letters
+// (Hebrew, Arabic) is laid out by the browser's bidirectional algorithm, which moves the
+// digits and punctuation beside them: "ש 0532 0130" reads "0130 0532 ש", so a person checks an
+// account number whose groups are swapped from what the backend receives, with no hidden
+// character to mark. Such a value is also shown in the order sent, left to right whatever its
+// letters (a bidi override of the page's own), and the page warns why, on both steps; a value
+// without right-to-left letters (Cyrillic included) is shown once, without the warning.
+func TestRightToLeftValuesShownAsSent(t *testing.T) {
+	f := newPageFixture(t)
+	sess := &session{Subject: "alice", Issuer: "https://issuer.example", CSRF: make([]byte, 32)}
+	call := func(args string) Call {
+		return Call{ID: strings.Repeat("f", 32), Issuer: "https://issuer.example", Subject: "alice", Upstream: "bank",
+			Tool: "bank__pay", UpstreamTool: "pay", Arguments: []byte(args), Expiry: time.Now().Add(time.Minute)}
+	}
+	for _, tt := range []struct{ args, sent string }{
+		{`{"account":"\u05e9 0532 0130"}`, "\u05e9 0532 0130"},
+		{`{"\u05e9 1 2":true}`, "\u05e9 1 2"},
+		{`{"to":"\u0634 12 34"}`, "\u0634 12 34"},
+		{`{"xs":[{"a":"x \u05d0 7/8"}]}`, "x \u05d0 7/8"},
+		{`{"n":"\u0661\u0662 \u0663"}`, "\u0661\u0662 \u0663"},
+	} {
+		for _, step := range []byte{stepAsk, stepConfirm} {
+			body := f.renderPage(t, call(tt.args), sess, step)
+			for _, want := range []string{`id="rtl"`, `<span class="v s sent">` + tt.sent + `</span>`} {
+				if !strings.Contains(body, want) {
+					t.Errorf("%s, step %d: page lacks %q", tt.args, step, want)
+				}
+			}
+		}
+	}
+	body := f.renderPage(t, call(`{"path":"/tmp/x","name":"\u041f\u0440\u0438\u0432\u0435\u0442 12"}`), sess, stepConfirm)
+	if strings.Contains(body, `id="rtl"`) || strings.Contains(body, `class="v s sent"`) {
+		t.Errorf("arguments without right-to-left letters shown twice or warned about:\n%s", body)
+	}
+}

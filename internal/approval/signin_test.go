@@ -122,3 +122,88 @@ func TestCallbackCostsTheProviderLittle(t *testing.T) {
 		t.Errorf("a sign-in made %d token requests, want 1", n-1)
 	}
 }
+
+// TestHeadChangesNothing: a call's page answers HEAD with 405 and an Allow header, as the
+// connect pages do where a GET starts a sign-in: before, a HEAD of a browser not signed in
+// started one (its sign-in cookie replaced, breaking a sign-in under way in another tab), and
+// a HEAD of the "sign in as another user" link signed the browser out. A link prefetcher or
+// scanner sending the browser's cookies now changes nothing, and the user's session still shows
+// the call.
+func TestHeadChangesNothing(t *testing.T) {
+	f := newPageFixture(t)
+	id, page, c, _ := f.signedIn(t)
+	head := func(client *http.Client, u string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodHead, u, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+		defer func() { client.CheckRedirect = nil }()
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET, POST" {
+			t.Errorf("HEAD %s: %d Allow %q, want 405 Allow \"GET, POST\"", u, resp.StatusCode, resp.Header.Get("Allow"))
+		}
+		if ck := resp.Header.Values("Set-Cookie"); len(ck) > 0 {
+			t.Errorf("HEAD %s set cookies: %q", u, ck)
+		}
+	}
+	head(f.browser(t), page)
+	head(c, page+"?signin=again")
+	resp, err := c.Get(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `name="csrf"`) {
+		t.Errorf("call %s after the HEADs: %d, want its page to the signed-in user\n%s", id, resp.StatusCode, body)
+	}
+}
+
+// TestSignInAgainOnlyFromThePage: "sign in as another user" signs the browser out and asks the
+// issuer for a fresh login. Only the page links there, so only a navigation from the page's
+// own origin (or one a browser does not label: typed, or an older browser) does that; another
+// site sending the browser to a call's page with ?signin=again (a link, a redirect, a form
+// GET) signed the user out of the pages and put a login prompt in their way, and now shows the
+// page as to any link.
+func TestSignInAgainOnlyFromThePage(t *testing.T) {
+	f := newPageFixture(t)
+	_, page, c, _ := f.signedIn(t)
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	open := func(site string) (*http.Response, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, page+"?signin=again", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if site != "" {
+			req.Header.Set("Sec-Fetch-Site", site)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		return resp, string(body)
+	}
+	for _, site := range []string{"cross-site", "same-site"} {
+		resp, body := open(site)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(body, `name="csrf"`) || len(resp.Header.Values("Set-Cookie")) > 0 {
+			t.Errorf("?signin=again from a %s navigation: %d, cookies %q; want the call's page, the session kept",
+				site, resp.StatusCode, resp.Header.Values("Set-Cookie"))
+		}
+	}
+	for _, site := range []string{"same-origin", "none", ""} {
+		resp, _ := open(site)
+		loc, _ := url.Parse(resp.Header.Get("Location"))
+		if resp.StatusCode != http.StatusSeeOther || loc == nil || loc.Query().Get("prompt") != "login" {
+			t.Errorf("?signin=again from a navigation labelled %q: %d to %q; want a fresh sign-in", site, resp.StatusCode, loc)
+		}
+	}
+}

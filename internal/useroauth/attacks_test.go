@@ -112,6 +112,17 @@ func TestCallbackAttacks(t *testing.T) {
 		b.login(where, realop.OtherUsername)
 		refused(t, b, u.String(), http.StatusForbidden, FailWrongUser, "made for another user")
 		expectContains(t, "the log", f.log.String(), "wrong user", "caller="+alice.Issuer+"#"+alice.Subject)
+		// Its "sign in as another user" leads to a sign-in, not to the callback again (which,
+		// without the authorization server's answer, is a refusal).
+		_, _, body := b.get(u.String())
+		_, rest, ok := strings.Cut(body, `<a href="`)
+		href, _, _ := strings.Cut(rest, `"`)
+		if !ok || !strings.Contains(href, "signin=again") {
+			t.Fatalf("the refusal has no sign-in link:\n%s", body)
+		}
+		if status, where, body := b.get(f.srv.URL + href); where.Query().Get("authRequestID") == "" {
+			t.Errorf("its sign-in link %s ended at %s (%d), want the provider's login\n%s", href, where, status, body)
+		}
 	})
 	t.Run("the authorization server refuses", func(t *testing.T) {
 		b := f.browser(t)
@@ -354,4 +365,38 @@ func TestHeadChangesNothing(t *testing.T) {
 			t.Errorf("HEAD /connect (the redirect to the list): %d", resp.StatusCode)
 		}
 	})
+}
+
+// TestSignInAgainOnlyFromThePages: another site sending a signed-in browser to the connect
+// pages with ?signin=again (the "sign in as another user" link of a refusal) gets the page,
+// the session kept; the pages' own link still signs the browser in afresh.
+func TestSignInAgainOnlyFromThePages(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixtureOptions{})
+	b := f.browser(t)
+	if status, body := b.openLink(f.srv.URL+"/connect/", f.idp.Username()); status != http.StatusOK || !strings.Contains(body, `id="backends"`) {
+		t.Fatalf("the list: %d\n%s", status, body)
+	}
+	open := func(site string) (*http.Response, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, f.srv.URL+"/connect/?signin=again", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Sec-Fetch-Site", site)
+		resp, err := b.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		return resp, string(body)
+	}
+	resp, body := open("cross-site")
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `id="backends"`) {
+		t.Errorf("?signin=again from another site: %d at %s; want the list, still signed in\n%s", resp.StatusCode, resp.Request.URL, body)
+	}
+	if resp, _ := open("same-origin"); resp.Request.URL.Query().Get("prompt") != "login" && resp.Request.URL.Query().Get("authRequestID") == "" {
+		t.Errorf("?signin=again from the pages: ended at %s; want the provider's login", resp.Request.URL)
+	}
 }

@@ -65,7 +65,9 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 		s.page.refuse(w, r, st.Backend, http.StatusForbidden, FailBadRequest, "You are not signed in to the gateway (or your session ended). Start again from the connect page.")
 		return
 	}
-	if !s.sameUser(w, r, sess, st.Issuer, st.Subject, st.Backend) {
+	// Signing in again here would come back to this callback without the server's answer:
+	// the list is where another user signs in and connects.
+	if !s.sameUser(w, r, sess, st.Issuer, st.Subject, st.Backend, s.cfg.Path+"/") {
 		return
 	}
 	webpage.ClearCookie(w, cookie)

@@ -97,7 +97,7 @@ func (s *Service) documentOf(rest string) (backend string, ok bool) {
 // signedIn returns the signed-in user, or sends the browser to sign in (back to this page) and
 // returns false.
 func (s *Service) signedIn(w http.ResponseWriter, r *http.Request) (*webpage.Session, bool) {
-	again := r.URL.Query().Get("signin") == "again"
+	again := webpage.SignInAgain(r)
 	if sess, ok := s.deps.SignIn.Session(r); ok && !again {
 		return sess, true
 	}
@@ -149,7 +149,7 @@ func (s *Service) showLink(w http.ResponseWriter, r *http.Request, tok string) {
 		return
 	}
 	sess, ok := s.signedIn(w, r)
-	if !ok || !s.sameUser(w, r, sess, l.Issuer, l.Subject, l.Backend) {
+	if !ok || !s.sameUser(w, r, sess, l.Issuer, l.Subject, l.Backend, r.URL.Path) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)
@@ -178,7 +178,7 @@ func (s *Service) startFromLink(w http.ResponseWriter, r *http.Request, tok stri
 		return
 	}
 	l, ok := s.linkFor(w, r, tok)
-	if !ok || !s.sameUser(w, r, sess, l.Issuer, l.Subject, l.Backend) {
+	if !ok || !s.sameUser(w, r, sess, l.Issuer, l.Subject, l.Backend, r.URL.Path) {
 		return
 	}
 	if _, ok := webpage.OpenCSRF(sess, csrfPurpose, "l/"+l.ID, r.PostForm.Get("csrf")); !ok {
@@ -266,8 +266,9 @@ func (s *Service) linkFor(w http.ResponseWriter, r *http.Request, tok string) (*
 }
 
 // sameUser checks that the signed-in user is the caller a link or state is for; otherwise the
-// page refuses, and the operator sees it in the logs.
-func (s *Service) sameUser(w http.ResponseWriter, r *http.Request, sess *webpage.Session, iss, sub, backend string) bool {
+// page refuses, and the operator sees it in the logs. The refusal links to a fresh sign-in at
+// again, a page the pages serve by GET (a link's page, the list).
+func (s *Service) sameUser(w http.ResponseWriter, r *http.Request, sess *webpage.Session, iss, sub, backend, again string) bool {
 	if sess.Issuer == iss && sess.Subject == sub {
 		return true
 	}
@@ -277,7 +278,7 @@ func (s *Service) sameUser(w http.ResponseWriter, r *http.Request, sess *webpage
 	s.page.render(w, http.StatusForbidden, pageData{Kind: "refused", Title: "Not your link",
 		Message: "You are signed in as " + webpage.Display(sess) + ", but this link was made for another user. " +
 			"Only the user whose call asked can connect an account with it. Nothing was done.",
-		SignInAgain: s.prefix.public(r.URL.Path) + "?signin=again"})
+		SignInAgain: s.prefix.public(again) + "?signin=again"})
 	return false
 }
 

@@ -82,3 +82,20 @@ func AllowFormsTo(h http.Header, origins ...string) {
 		h.Set("Content-Security-Policy", strings.Replace(contentSecurityPolicy, "form-action 'self'", "form-action 'self'"+extra.String(), 1))
 	}
 }
+
+// SignInAgain reports whether r asks to sign in as another user (?signin=again, which the
+// pages link from a refusal to the user signed in): that signs the browser out and asks the
+// issuer for a fresh login, so it is taken only from a navigation of the pages' own origin, or
+// one the browser does not label as another site's (typed, bookmarked, an older browser). A
+// link or redirect of another site, even a sibling host's, gets the page as any link does.
+func SignInAgain(r *http.Request) bool {
+	if r.URL.Query().Get("signin") != "again" {
+		return false
+	}
+	for _, site := range r.Header.Values("Sec-Fetch-Site") {
+		if site != "same-origin" && site != "none" {
+			return false
+		}
+	}
+	return true
+}

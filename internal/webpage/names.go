@@ -65,7 +65,9 @@ func NameOf(name string) Name {
 	// form, other characters to a backend that does not normalise; so does one whose
 	// compatibility form differs (full-width, styled letters).
 	if f := norm.NFKC.String(name); f != name {
-		n.Folds = f
+		// The form keeps what the name hides (a right-to-left override, a zero-width space):
+		// said as the name is, with it made visible.
+		n.Folds = shown(f)
 	}
 	return n
 }
@@ -123,12 +125,15 @@ func inWord(r rune) bool {
 const maxScriptCache = 4096
 
 func lookAlike(word string, cache map[rune]string) string {
-	shown := word
+	// A word holds the invisible letters and marks a value may (a Hangul filler, a variation
+	// selector): the mark quotes it, and the forms it reads as, with them made visible.
+	quoted := word
 	if utf8.RuneCountInString(word) > maxLookAlikeRunes {
-		shown = string([]rune(word)[:maxLookAlikeRunes]) + "…"
+		quoted = string([]rune(word)[:maxLookAlikeRunes]) + "…"
 	}
+	quoted = shown(quoted)
 	if scripts := scriptsOf(word, cache); len(scripts) > 1 {
-		return shown + " mixes " + joinScripts(scripts) + " letters"
+		return quoted + " mixes " + joinScripts(scripts) + " letters"
 	}
 	if c := norm.NFC.String(word); c != word {
 		// Not in composed form: "cafe" with a combining acute reads as "café" and a backend
@@ -136,13 +141,13 @@ func lookAlike(word string, cache map[rune]string) string {
 		if utf8.RuneCountInString(c) > maxLookAlikeRunes {
 			c = string([]rune(c)[:maxLookAlikeRunes]) + "…"
 		}
-		return shown + " reads as " + c + " but is written with other characters"
+		return quoted + " reads as " + shown(c) + " but is written with other characters"
 	}
 	if f := norm.NFKC.String(word); f != norm.NFC.String(word) && isASCII(f) {
 		if utf8.RuneCountInString(f) > maxLookAlikeRunes {
 			f = string([]rune(f)[:maxLookAlikeRunes]) + "…"
 		}
-		return shown + " reads as " + f
+		return quoted + " reads as " + shown(f)
 	}
 	return ""
 }

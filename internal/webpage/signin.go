@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
@@ -145,7 +146,11 @@ func (e *ErrSignIn) Unwrap() error { return e.Err }
 // user wants to sign in as someone else). An error is an *UnreachableError (the issuer is down)
 // or a failure to seal; nothing was sent.
 func (s *SignIn) Start(w http.ResponseWriter, r *http.Request, ret string, again bool) error {
-	if !strings.HasPrefix(ret, "/") || strings.HasPrefix(ret, "//") || strings.ContainsAny(ret, "\\\r\n") {
+	// A browser removes tabs and line breaks from a URL before reading it ("/\t/host" is
+	// "//host" to it) and reads "\" as "/": a path holding any of them, or another control
+	// character, could send the user to another host after signing in.
+	if !strings.HasPrefix(ret, "/") || strings.HasPrefix(ret, "//") || strings.ContainsRune(ret, '\\') ||
+		strings.IndexFunc(ret, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
 		return errors.New("sign-in: the return path is not a path of the gateway")
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), signInTimeout)
@@ -219,6 +224,13 @@ func (s *SignIn) Finish(w http.ResponseWriter, r *http.Request) (string, error) 
 		return "", &ErrSignIn{Why: "the identity token is not valid for this sign-in",
 			Err: fmt.Errorf("%w: its header types it as another kind of token, or asks for crit or b64", errTokenInvalid)}
 	}
+	if idt.Subject == "" {
+		// OpenID Connect requires sub; go-oidc does not check it. Every user of an issuer
+		// leaving it out would be the one user "" to the pages, each seeing and
+		// disconnecting the accounts the others connected; access tokens without it are
+		// refused too.
+		return "", &ErrSignIn{Why: "the identity token is not valid for this sign-in", Err: fmt.Errorf("%w: it names no subject", errTokenInvalid)}
+	}
 	if idt.Nonce == "" || idt.Nonce != l.Nonce {
 		return "", &ErrSignIn{Why: "the identity token is not valid for this sign-in", Err: fmt.Errorf("%w: its nonce is not this sign-in's", errTokenInvalid)}
 	}
@@ -235,11 +247,16 @@ func (s *SignIn) Finish(w http.ResponseWriter, r *http.Request) (string, error) 
 		Email    string `json:"email"`
 	}
 	_ = idt.Claims(&claims)
-	sess := Session{Issuer: idt.Issuer, Subject: idt.Subject, Name: firstNonEmpty(claims.Username, claims.Email, claims.Name),
+	sess := Session{Issuer: idt.Issuer, Subject: idt.Subject, Name: shownName(firstNonEmpty(claims.Username, claims.Email, claims.Name)),
 		Expiry: s.now().Add(s.cfg.SessionTTL), CSRF: randomKey()}
 	val, err := s.seal(s.sessions, sess)
 	if err != nil {
 		return "", err
+	}
+	if len(sessionCookie)+1+len(val) > maxCookieBytes {
+		// A browser drops it without a word: the page would start a sign-in again, which the
+		// issuer answers at once, until the browser gives up on the redirects.
+		return "", &ErrSignIn{Why: "the identity token's subject is too long for the gateway's pages to keep"}
 	}
 	setCookie(w, sessionCookie, val, s.cfg.SessionTTL)
 	return l.Return, nil
@@ -304,6 +321,23 @@ func randomKey() []byte {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	return b
+}
+
+// maxCookieBytes is the most of a cookie's name and value browsers keep (RFC 6265 §6.1: at
+// least 4096 bytes, which is what they keep).
+const maxCookieBytes = 4096
+
+// maxNameRunes bounds the name a session keeps to show who is signed in: many issuers let users
+// choose it, and the session must fit a cookie. Who the user is, issuer and subject, is kept
+// whole.
+const maxNameRunes = 128
+
+// shownName is name cut to maxNameRunes characters, marked as cut.
+func shownName(name string) string {
+	if utf8.RuneCountInString(name) <= maxNameRunes {
+		return name
+	}
+	return string([]rune(name)[:maxNameRunes]) + "…"
 }
 
 func firstNonEmpty(v ...string) string {

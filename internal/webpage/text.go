@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/bidi"
 )
 
 // foldRunes is the length beyond which a string is shown folded: its beginning in the page and
@@ -19,6 +21,11 @@ type Text struct {
 	Folded bool
 	// Runes is the length in characters; Hidden counts the characters made visible.
 	Runes, Hidden int
+	// RTL reports a right-to-left letter (Hebrew, Arabic) or an Arabic digit among what is
+	// shown: the browser lays such text out by the bidirectional algorithm, which moves the
+	// digits and punctuation beside it ("ש 0532 0130" reads "0130 0532 ש"), so the order on
+	// screen is not the order of the characters.
+	RTL bool
 }
 
 // Run is plain text, or (Mark) the visible name of an invisible or direction-changing
@@ -54,9 +61,41 @@ func Visible(s string) Text {
 			continue
 		}
 		plain.WriteRune(r)
+		if r >= 0x0590 && !t.RTL {
+			t.RTL = rightToLeft(r)
+		}
 	}
 	flush()
 	return t
+}
+
+// rightToLeft reports whether r is laid out right to left, or moves what is beside it: a
+// strong right-to-left character or an Arabic number (bidi classes R, AL and AN).
+func rightToLeft(r rune) bool {
+	p, _ := bidi.LookupRune(r)
+	switch p.Class() {
+	case bidi.R, bidi.AL, bidi.AN:
+		return true
+	}
+	return false
+}
+
+// shown is s as plain text for what the pages say about it (the form a name or word reads as,
+// the word a mark quotes): every character Visible would mark is written as [U+XXXX], so a
+// mark hides nothing and reverses nothing the rest of the page shows.
+func shown(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { _, h := invisibleName(r); return h }) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if name, hidden := invisibleName(r); hidden {
+			b.WriteString("[" + name + "]")
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // invisibleName reports whether r must be made visible and how it is shown. Newlines and tabs
