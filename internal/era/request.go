@@ -89,7 +89,7 @@ type Meta struct {
 	ClientCapabilities json.RawMessage
 	ClientInfo         json.RawMessage
 	// LogLevel is the lowest level of notifications/message the request asks for (one of
-	// LogLevels); empty asks for none. A pre-2026 session's logging/setLevel becomes this key
+	// jsonrpc.LogLevels); empty asks for none. A pre-2026 session's logging/setLevel becomes this key
 	// on each of its later requests.
 	LogLevel string
 }
