@@ -199,25 +199,3 @@ func metaLen(m Meta) int {
 	}
 	return n
 }
-
-// logLevels are the syslog severities MCP logging uses, least severe first.
-var logLevels = map[string]int{
-	"debug": 0, "info": 1, "notice": 2, "warning": 3, "error": 4, "critical": 5, "alert": 6, "emergency": 7,
-}
-
-// LogAtLeast reports whether a notifications/message with params is at level min or above. A
-// message whose level cannot be read, or an unknown min, is let through: the level only filters.
-func LogAtLeast(params json.RawMessage, min string) bool {
-	floor, ok := logLevels[min]
-	if !ok {
-		return true
-	}
-	var p struct {
-		Level string `json:"level"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return true
-	}
-	got, ok := logLevels[p.Level]
-	return !ok || got >= floor
-}
