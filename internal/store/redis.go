@@ -87,8 +87,8 @@ type Redis struct {
 	// waitReplicas > 0 makes UseOnce wait for that many replicas (see RedisConfig.WaitReplicas).
 	waitReplicas int
 	waitTimeout  time.Duration
-	// unconfirmed counts the notice subscriptions Redis has not yet confirmed once
-	// (Subscribed).
+	// unconfirmed counts the notice subscriptions Redis has not confirmed since they were
+	// made or their connection last failed (Subscribed).
 	unconfirmed atomic.Int64
 	// tokenBase and tokenSeq make each single-use write's token (token).
 	tokenBase string
