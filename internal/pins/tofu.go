@@ -291,6 +291,15 @@ func (g *Guard) manifest(ctx context.Context, backend string, kind Kind, items [
 		case err != nil:
 			return g.storeFailed(ref, st, err)
 		}
+		if !found {
+			wrote, err := g.restore(ctx, backend, ms)
+			if err != nil {
+				return g.storeFailed(ref, st, err)
+			}
+			if !wrote {
+				continue // another writer came first: read what it wrote
+			}
+		}
 		if ms[kind] == nil && first {
 			wrote, err := g.firstContact(ctx, backend, kind, items, raw, found, ms)
 			if err != nil {
@@ -332,6 +341,40 @@ func (g *Guard) firstContact(ctx context.Context, backend string, kind Kind, ite
 	ms[kind] = m
 	g.log.Info("pins: first contact: pinned the backend's list", "backend", backend, "kind", string(kind),
 		"pinned", len(m.Pins), "listed", len(items), "over_bounds", len(over))
+	return true, nil
+}
+
+// restore writes back the manifests this replica holds for backend when the store has no
+// record of it at all (ms is what it read: nothing, or an earlier release's records). Nothing
+// deletes a record and it has no expiry, so a record this replica read or wrote and the store
+// no longer has was lost with the store's memory (a Redis restarted without persistence):
+// taking the backend's list of this moment as a first contact would pin, silently, whatever
+// changed or appeared since it was trusted. The kinds it holds go back as they were and are
+// added to ms; wrote is false when another writer stored a record first (read it again).
+func (g *Guard) restore(ctx context.Context, backend string, ms map[Kind]*Manifest) (wrote bool, err error) {
+	next := maps.Clone(ms)
+	var restored []string
+	g.mu.Lock()
+	for _, k := range Kinds {
+		if st := g.tofu[manifestRef{backend, k}]; next[k] == nil && st != nil && st.m != nil {
+			next[k] = st.m
+			restored = append(restored, string(k))
+		}
+	}
+	g.mu.Unlock()
+	if len(restored) == 0 {
+		return true, nil
+	}
+	sealed, err := SealManifests(g.sealer, backend, next)
+	if err != nil {
+		return false, err
+	}
+	if wrote, _, err = g.store.SetNX(ctx, ManifestsKey(backend), sealed); err != nil || !wrote {
+		return false, err
+	}
+	maps.Copy(ms, next)
+	g.log.Warn("pins: the shared store had lost this backend's pins (restarted without its data?); wrote back the ones this replica held",
+		"backend", backend, "kinds", restored)
 	return true, nil
 }
 
