@@ -12,8 +12,8 @@ const NamePinDrift = "mcp_gateway_pin_drift_total"
 
 // PinClasses returns the closed set of the class label: the drift classifier's classes.
 func PinClasses() []string {
-	out := make([]string, len(pins.AllClasses))
-	for i, c := range pins.AllClasses {
+	out := make([]string, len(pins.AllClasses()))
+	for i, c := range pins.AllClasses() {
 		out[i] = string(c)
 	}
 	return out

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"sort"
 	"time"
 )
@@ -186,7 +185,7 @@ func OpenManifests(s Sealer, backend string, sealed []byte) (map[Kind]*Manifest,
 	out := make(map[Kind]*Manifest, len(kinds))
 	for k, raw := range kinds {
 		pins, ok := raw.(map[string]any)
-		if !ok || !slices.Contains(Kinds, Kind(k)) {
+		if !ok || !Kind(k).Valid() {
 			return nil, fmt.Errorf("%w: malformed %q", ErrManifest, k)
 		}
 		if out[Kind(k)], err = manifestOf(backend, Kind(k), pins); err != nil {
@@ -212,7 +211,7 @@ func ReadManifests(ctx context.Context, get func(context.Context, string) ([]byt
 		return raw, true, ms, err
 	}
 	ms = map[Kind]*Manifest{}
-	for _, kind := range Kinds {
+	for _, kind := range Kinds() {
 		old, ok, err := get(ctx, ManifestKey(backend, kind))
 		if err != nil {
 			return nil, false, nil, err
@@ -283,7 +282,7 @@ func (g *Guard) manifest(ctx context.Context, backend string, kind Kind, items [
 			g.log.Error("pins: stored pins do not open; the backend's items are refused until they are pinned again",
 				"backend", backend, "kind", string(kind), "error", err)
 			g.mu.Lock()
-			for _, k := range Kinds {
+			for _, k := range Kinds() {
 				delete(g.tofu, manifestRef{backend, k})
 			}
 			g.mu.Unlock()
@@ -355,7 +354,7 @@ func (g *Guard) restore(ctx context.Context, backend string, ms map[Kind]*Manife
 	next := maps.Clone(ms)
 	var restored []string
 	g.mu.Lock()
-	for _, k := range Kinds {
+	for _, k := range Kinds() {
 		if st := g.tofu[manifestRef{backend, k}]; next[k] == nil && st != nil && st.m != nil {
 			next[k] = st.m
 			restored = append(restored, string(k))
@@ -382,7 +381,7 @@ func (g *Guard) restore(ctx context.Context, backend string, ms map[Kind]*Manife
 func (g *Guard) keepAll(backend string, kind Kind, ms map[Kind]*Manifest, now time.Time) *manifestState {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for _, k := range Kinds {
+	for _, k := range Kinds() {
 		st := &manifestState{m: ms[k], readAt: now}
 		if k == KindTool && st.m != nil {
 			st.index = newShadowIndex(st.m.Pins)
