@@ -186,6 +186,8 @@ func TestRedisRestartedUnderTraffic(t *testing.T) {
 		}
 	}
 
+	const storeDown = `mcp_gateway_mrtr_events_total{event="rejected",reason="store_unavailable"}`
+	storeDown0 := metricValue(t, b, storeDown)
 	rs.Stop()
 	alpha.Reset()
 	t.Run("while Redis is down", func(t *testing.T) {
@@ -205,6 +207,9 @@ func TestRedisRestartedUnderTraffic(t *testing.T) {
 			}
 		}
 		answerFailsClosed(t, b, alice, confirmation, "with Redis stopped")
+		if got := metricValue(t, b, storeDown) - storeDown0; got != 1 {
+			t.Errorf("%s grew by %v for the confirmation refused with Redis stopped, want 1", storeDown, got)
+		}
 		if status, after, r := retryPage(t, b, alice, page.Result.RequestState); status != 503 || after != "1" || r.Error == nil || r.Error.Code != -32014 {
 			t.Errorf("the approval-page call retried with Redis stopped: %d, Retry-After %q, %+v", status, after, r.Error)
 		}
