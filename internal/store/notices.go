@@ -50,48 +50,65 @@ func (r *Redis) Publish(ctx context.Context, topic string, msg []byte) error {
 func (r *Redis) Subscribe(ctx context.Context, topic string, fn func(msg []byte)) {
 	r.unconfirmed.Add(1)
 	go func() {
-		sub := subscription{r: r}
+		sub := subscription{r: r, channel: r.noticeChannel(topic), fn: fn}
 		// A subscription that ends unconfirmed holds up nothing any more.
 		defer sub.confirm()
-		ps := r.client.Subscribe(ctx, r.noticeChannel(topic))
-		defer ps.Close()
-		// A receive waits on the connection, not on ctx: closing ends it when ctx ends.
-		defer context.AfterFunc(ctx, func() { _ = ps.Close() })()
-		for {
-			msg, err := ps.ReceiveTimeout(ctx, noticeCheckEvery)
-			if ctx.Err() != nil || errors.Is(err, redis.ErrClosed) {
-				return
-			}
-			if err != nil {
-				if quiet(err) && ps.Ping(ctx) == nil {
-					continue // a quiet connection that still answers: its pong comes next
-				}
-				// The connection failed (Redis restarted, went away, or cut it): go-redis
-				// connects and subscribes again on the next receive, and until Redis confirms
-				// that, messages published on topic are lost to this replica.
-				sub.lost()
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(noticeRetryEvery):
-				}
-				continue
-			}
-			switch m := msg.(type) {
-			case *redis.Subscription:
-				if m.Kind == "subscribe" {
-					sub.confirm()
-				}
-			case *redis.Message:
-				fn([]byte(m.Payload))
-			}
+		for sub.receive(ctx) {
+			// A ping went unanswered: the connection is gone without a word (a peer that
+			// vanished, a partition) or Redis hangs; a new one is made.
 		}
 	}()
 }
 
+// receive subscribes on a connection of its own and passes on what arrives until ctx ends or
+// the store is closed (false), or a PING on a quiet connection goes unanswered (true: the caller
+// subscribes again). A connection that fails is made again by go-redis on the next receive.
+func (s *subscription) receive(ctx context.Context) (again bool) {
+	ps := s.r.client.Subscribe(ctx, s.channel)
+	defer ps.Close()
+	// A receive waits on the connection, not on ctx: closing ends it when ctx ends.
+	defer context.AfterFunc(ctx, func() { _ = ps.Close() })()
+	pinged := false
+	for {
+		msg, err := ps.ReceiveTimeout(ctx, s.r.noticeCheck)
+		switch {
+		case ctx.Err() != nil || errors.Is(err, redis.ErrClosed):
+			return false
+		case err == nil:
+			pinged = false
+		case quiet(err) && pinged:
+			s.lost()
+			return true
+		case quiet(err) && ps.Ping(ctx) == nil:
+			pinged = true // its pong, or anything else, comes next
+			continue
+		default:
+			// The connection failed (Redis restarted, went away, or cut it): go-redis connects
+			// and subscribes again on the next receive, and until Redis confirms that,
+			// messages published on the channel are lost to this replica.
+			s.lost()
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(noticeRetryEvery):
+			}
+			continue
+		}
+		switch m := msg.(type) {
+		case *redis.Subscription:
+			if m.Kind == "subscribe" {
+				s.confirm()
+			}
+		case *redis.Message:
+			s.fn([]byte(m.Payload))
+		}
+	}
+}
+
 const (
 	// noticeCheckEvery is how long a notice subscription's connection may stay quiet before a
-	// PING checks it (a connection whose Redis went away without closing it never fails a read).
+	// PING checks it, and then how long the PING may go unanswered before the connection is
+	// given up (a connection whose peer vanished without closing it never fails a read).
 	noticeCheckEvery = 3 * time.Second
 	// noticeRetryEvery paces a notice subscription's reconnects while Redis is away.
 	noticeRetryEvery = 100 * time.Millisecond
@@ -101,6 +118,8 @@ const (
 // Redis has not confirmed it since it was made or since its connection last failed.
 type subscription struct {
 	r         *Redis
+	channel   string
+	fn        func(msg []byte)
 	confirmed bool
 }
 

@@ -140,6 +140,29 @@ func TestSubscribedFollowsARestart(t *testing.T) {
 	in.want(t, "after")
 }
 
+// TestSubscribedFollowsAHang: a notice subscription whose connection goes quiet and then does
+// not answer a PING (a Redis that hangs here; a peer that vanished or a partition alike) is
+// counted lost, and made again on a new connection: once Redis answers, Subscribed says so
+// again and a published message is delivered. Before, only a connection that failed a read was
+// noticed; one that merely stopped answering kept the replica ready while its notices were lost.
+func TestSubscribedFollowsAHang(t *testing.T) {
+	srv := testredis.Start(t)
+	r := newRedisStore(t, RedisConfig{URL: srv.URL(), DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond},
+		func(r *Redis) { r.noticeCheck = 20 * time.Millisecond })
+	in := make(noticeInbox, 8)
+	r.Subscribe(t.Context(), "lists", in.fn)
+	waitSubscribed(t, r, true)
+
+	srv.Pause()
+	waitSubscribed(t, r, false)
+	srv.Resume()
+	waitSubscribed(t, r, true)
+	if err := r.Publish(context.Background(), "lists", []byte("after")); err != nil {
+		t.Fatal(err)
+	}
+	in.want(t, "after")
+}
+
 // waitSubscribed polls Subscribed (bounded) until it says want.
 func waitSubscribed(t *testing.T, r *Redis, want bool) {
 	t.Helper()

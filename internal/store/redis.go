@@ -87,6 +87,8 @@ type Redis struct {
 	// waitReplicas > 0 makes UseOnce wait for that many replicas (see RedisConfig.WaitReplicas).
 	waitReplicas int
 	waitTimeout  time.Duration
+	// noticeCheck is noticeCheckEvery unless a test shortens it.
+	noticeCheck time.Duration
 	// unconfirmed counts the notice subscriptions Redis has not confirmed since they were
 	// made or their connection last failed (Subscribed).
 	unconfirmed atomic.Int64
@@ -144,6 +146,7 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 		waitReplicas: cfg.WaitReplicas,
 		waitTimeout:  orDefault(cfg.WaitTimeout, DefaultWaitTimeout),
 		tokenBase:    rand.Text(),
+		noticeCheck:  noticeCheckEvery,
 	}
 	for _, opt := range opts {
 		opt(r)
