@@ -148,7 +148,7 @@ func (c *Config) retention() time.Duration {
 // c: one backend's record holds every kind, each the canonical text of MaxBytesPerBackend and
 // its member names, with room for the record's framing and the seal's base64 encoding.
 func (c *Config) MaxSealedBytes() int {
-	return len(Kinds())*(c.maxPinBytes()+c.maxPins()*256+4096)*4/3 + 1024
+	return numKinds*(c.maxPinBytes()+c.maxPins()*256+4096)*4/3 + 1024
 }
 
 // BackendConfig is one backend's overrides.

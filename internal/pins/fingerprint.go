@@ -27,10 +27,13 @@ const (
 	KindUIResource Kind = "uiResource"
 )
 
+// numKinds is how many kinds there are.
+const numKinds = 5
+
 // Kinds lists every Kind in the order the lock file and the diff print them: an array returned
 // by value, so no caller can change the list for another.
-func Kinds() [5]Kind {
-	return [5]Kind{KindInstructions, KindTool, KindPrompt, KindResourceTemplate, KindUIResource}
+func Kinds() [numKinds]Kind {
+	return [numKinds]Kind{KindInstructions, KindTool, KindPrompt, KindResourceTemplate, KindUIResource}
 }
 
 // Valid reports whether k is one of Kinds.
