@@ -14,7 +14,7 @@ import (
 )
 
 // pinsCommands are the sub-commands of pins, in the order its usage lists them.
-var pinsCommands = []string{"write", "diff", "approve", "reseal"}
+func pinsCommands() [4]string { return [4]string{"write", "diff", "approve", "reseal"} }
 
 const pinsUsage = `usage: gateway pins <write|diff|approve|reseal> [flags]
 
