@@ -12,8 +12,9 @@ const NamePinDrift = "mcp_gateway_pin_drift_total"
 
 // PinClasses returns the closed set of the class label: the drift classifier's classes.
 func PinClasses() []string {
-	out := make([]string, len(pins.AllClasses))
-	for i, c := range pins.AllClasses {
+	all := pins.AllClasses()
+	out := make([]string, len(all))
+	for i, c := range all {
 		out[i] = string(c)
 	}
 	return out

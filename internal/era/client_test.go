@@ -82,26 +82,10 @@ func TestInitializeResultSubscribe(t *testing.T) {
 	}
 }
 
-// TestLogLevels: the eight levels rank in syslog order, anything else is refused, and a message
-// passes a level exactly when it is at least as severe.
-func TestLogLevels(t *testing.T) {
-	for i, l := range LogLevels {
-		if r, ok := LogLevelRank(l); !ok || r != i {
-			t.Errorf("LogLevelRank(%q) = %d, %v", l, r, ok)
-		}
-		// The decoder refuses a request's level by its own list: the two must agree.
-		if !jsonrpc.LogLevelKnown(l) {
-			t.Errorf("jsonrpc.LogLevelKnown(%q) = false", l)
-		}
-	}
-	for _, bad := range []string{"", "DEBUG", "warn", "fatal", "info "} {
-		if _, ok := LogLevelRank(bad); ok {
-			t.Errorf("LogLevelRank(%q) accepted", bad)
-		}
-		if jsonrpc.LogLevelKnown(bad) {
-			t.Errorf("jsonrpc.LogLevelKnown(%q) accepted", bad)
-		}
-	}
+// TestLogLevelAtLeast: a message passes a level exactly when it is at least as severe, in the
+// order of jsonrpc.LogLevels; a message of a level no one ranks passes, a minimum no one ranks
+// lets nothing through.
+func TestLogLevelAtLeast(t *testing.T) {
 	tests := []struct {
 		level, min string
 		want       bool

@@ -46,8 +46,9 @@ const (
 	V20250326 = "2025-03-26"
 )
 
-// LegacyVersions are the pre-2026 revisions the gateway speaks, newest first.
-var LegacyVersions = []string{V20251125, V20250618, V20250326}
+// LegacyVersions returns the pre-2026 revisions the gateway speaks, newest first: an array by
+// value, so no caller can change the list for another.
+func LegacyVersions() [3]string { return [3]string{V20251125, V20250618, V20250326} }
 
 // Methods and notifications that exist only before 2026-07-28, or whose meaning differs.
 const (

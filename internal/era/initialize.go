@@ -10,7 +10,8 @@ import (
 // handshake must support the version the server chose
 // (https://modelcontextprotocol.io/specification/2025-11-25/basic/lifecycle#version-negotiation).
 func IsLegacyVersion(v string) bool {
-	return slices.Contains(LegacyVersions, v)
+	vs := LegacyVersions()
+	return slices.Contains(vs[:], v)
 }
 
 // InitializeParams returns the params of an initialize request that offers version and

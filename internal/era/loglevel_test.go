@@ -30,3 +30,28 @@ func TestLogAtLeast(t *testing.T) {
 		t.Fatalf("ToLegacyRequest: %+v %v", r, err)
 	}
 }
+
+// TestLegacyVersions: the pre-2026 revisions are the three the edge translates, newest first,
+// each recognised by IsLegacyVersion and nothing else is; a caller that changes its copy of the
+// list changes no one else's.
+func TestLegacyVersions(t *testing.T) {
+	want := [3]string{"2025-11-25", "2025-06-18", "2025-03-26"}
+	vs := LegacyVersions()
+	if vs != want {
+		t.Fatalf("LegacyVersions() = %v, want %v", vs, want)
+	}
+	for _, v := range vs {
+		if !IsLegacyVersion(v) {
+			t.Errorf("IsLegacyVersion(%q) = false", v)
+		}
+	}
+	for _, v := range []string{V20260728, "2024-11-05", "", "2025-11-25 "} {
+		if IsLegacyVersion(v) {
+			t.Errorf("IsLegacyVersion(%q) = true", v)
+		}
+	}
+	vs[0] = "2024-11-05"
+	if LegacyVersions() != want || IsLegacyVersion("2024-11-05") || !IsLegacyVersion(V20251125) {
+		t.Error("changing a caller's copy of LegacyVersions changed the list")
+	}
+}

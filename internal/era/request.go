@@ -89,7 +89,7 @@ type Meta struct {
 	ClientCapabilities json.RawMessage
 	ClientInfo         json.RawMessage
 	// LogLevel is the lowest level of notifications/message the request asks for (one of
-	// LogLevels); empty asks for none. A pre-2026 session's logging/setLevel becomes this key
+	// jsonrpc.LogLevels); empty asks for none. A pre-2026 session's logging/setLevel becomes this key
 	// on each of its later requests.
 	LogLevel string
 }
@@ -198,26 +198,4 @@ func metaLen(m Meta) int {
 		n += len(jsonrpc.MetaLogLevel) + len(m.LogLevel) + 6
 	}
 	return n
-}
-
-// logLevels are the syslog severities MCP logging uses, least severe first.
-var logLevels = map[string]int{
-	"debug": 0, "info": 1, "notice": 2, "warning": 3, "error": 4, "critical": 5, "alert": 6, "emergency": 7,
-}
-
-// LogAtLeast reports whether a notifications/message with params is at level min or above. A
-// message whose level cannot be read, or an unknown min, is let through: the level only filters.
-func LogAtLeast(params json.RawMessage, min string) bool {
-	floor, ok := logLevels[min]
-	if !ok {
-		return true
-	}
-	var p struct {
-		Level string `json:"level"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return true
-	}
-	got, ok := logLevels[p.Level]
-	return !ok || got >= floor
 }

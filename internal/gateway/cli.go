@@ -261,7 +261,7 @@ func (cf *configFlags) read(getenv func(string) string) (*Config, error) {
 		cfg.src.overridden = true
 	}
 	cfg.forceNoAuth = cfg.forceNoAuth || cf.noListener
-	cfg.src.nothingGiven = fv.config == "" && cf.fs.NFlag() == 0 && !slices.ContainsFunc(envVars,
+	cfg.src.nothingGiven = fv.config == "" && cf.fs.NFlag() == 0 && !slices.ContainsFunc(envVars(),
 		func(e envVar) bool { return getenv(e.name) != "" })
 	cfg.applyDefaults()
 	return &cfg, nil
@@ -377,8 +377,9 @@ func didYouMean(s string, known []string) string {
 }
 
 func envVarNames() []string {
-	names := make([]string, 0, len(envVars))
-	for _, e := range envVars {
+	vars := envVars()
+	names := make([]string, 0, len(vars))
+	for _, e := range vars {
 		names = append(names, e.name)
 	}
 	return slices.Clip(names)

@@ -185,7 +185,7 @@ func TestEveryCommandHelp(t *testing.T) {
 			asks = append(asks, ask{args, usage})
 		}
 	}
-	for _, sub := range pinsCommands {
+	for _, sub := range pinsCommands() {
 		usage := "usage: gateway pins " + sub
 		asks = append(asks, ask{[]string{"pins", sub, "--help"}, usage}, ask{[]string{"help", "pins", sub}, usage})
 	}

@@ -278,24 +278,26 @@ type envVar struct {
 }
 
 // envVars maps each MCPGW_* variable to the setting it overrides. Kept as one table so the
-// README documents exactly this list.
-var envVars = []envVar{
-	{"MCPGW_LISTEN", "server.listen", func(c *Config, v string) error { c.Server.Listen = v; return nil }},
-	{"MCPGW_ADMIN_LISTEN", "admin.listen", func(c *Config, v string) error { c.Admin.Listen = v; return nil }},
-	{"MCPGW_PATH", "server.path", func(c *Config, v string) error { c.Server.Path = v; return nil }},
-	{"MCPGW_PUBLIC_URL", "server.publicURL", func(c *Config, v string) error { c.Server.PublicURL = v; return nil }},
-	{"MCPGW_LOG_LEVEL", "log.level", func(c *Config, v string) error { c.Log.Level = v; return nil }},
-	{"MCPGW_LOG_FORMAT", "log.format", func(c *Config, v string) error { c.Log.Format = v; return nil }},
-	{"MCPGW_NO_AUTH", "auth.disabled", func(c *Config, v string) error { return parseBool(v, &c.Auth.Disabled) }},
-	{"MCPGW_NO_PREFIX", "namespace.noPrefix", func(c *Config, v string) error { return parseBool(v, &c.Namespace.NoPrefix) }},
-	{"MCPGW_UPSTREAMS", "", func(c *Config, v string) error {
-		for _, part := range strings.Split(v, ",") {
-			if err := addUpstream(c, strings.TrimSpace(part)); err != nil {
-				return err
+// README documents exactly this list; a fresh one each call, so no caller changes it for another.
+func envVars() []envVar {
+	return []envVar{
+		{"MCPGW_LISTEN", "server.listen", func(c *Config, v string) error { c.Server.Listen = v; return nil }},
+		{"MCPGW_ADMIN_LISTEN", "admin.listen", func(c *Config, v string) error { c.Admin.Listen = v; return nil }},
+		{"MCPGW_PATH", "server.path", func(c *Config, v string) error { c.Server.Path = v; return nil }},
+		{"MCPGW_PUBLIC_URL", "server.publicURL", func(c *Config, v string) error { c.Server.PublicURL = v; return nil }},
+		{"MCPGW_LOG_LEVEL", "log.level", func(c *Config, v string) error { c.Log.Level = v; return nil }},
+		{"MCPGW_LOG_FORMAT", "log.format", func(c *Config, v string) error { c.Log.Format = v; return nil }},
+		{"MCPGW_NO_AUTH", "auth.disabled", func(c *Config, v string) error { return parseBool(v, &c.Auth.Disabled) }},
+		{"MCPGW_NO_PREFIX", "namespace.noPrefix", func(c *Config, v string) error { return parseBool(v, &c.Namespace.NoPrefix) }},
+		{"MCPGW_UPSTREAMS", "", func(c *Config, v string) error {
+			for _, part := range strings.Split(v, ",") {
+				if err := addUpstream(c, strings.TrimSpace(part)); err != nil {
+					return err
+				}
 			}
-		}
-		return nil
-	}},
+			return nil
+		}},
+	}
 }
 
 // parseBool reads a boolean variable in the spellings people write: true, yes, on, 1 and
@@ -315,7 +317,7 @@ func parseBool(v string, dst *bool) error {
 
 func applyEnv(c *Config, getenv func(string) string) error {
 	var errs []error
-	for _, e := range envVars {
+	for _, e := range envVars() {
 		if v := getenv(e.name); v != "" {
 			if err := e.set(c, v); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", e.name, err))

@@ -132,7 +132,7 @@ func schemaTypes() map[reflect.Type]*jsonschema.Schema {
 	str := func(desc string) *jsonschema.Schema { return &jsonschema.Schema{Type: "string", Description: desc} }
 	one := 1
 	var classes, actions []any
-	for _, c := range pins.AllClasses {
+	for _, c := range pins.AllClasses() {
 		classes = append(classes, string(c))
 	}
 	for _, a := range []pins.Action{pins.ActionBlock, pins.ActionConfirm, pins.ActionLog} {

@@ -209,8 +209,9 @@ func isLeafStruct(t reflect.Type) bool { return t == reflect.TypeFor[Secret]() }
 
 // pinActionDefaults is pins.DefaultActions as the file writes it.
 func pinActionDefaults() map[string]string {
-	out := make(map[string]string, len(pins.DefaultActions))
-	for class, action := range pins.DefaultActions {
+	defaults := pins.DefaultActions()
+	out := make(map[string]string, len(defaults))
+	for class, action := range defaults {
 		out[string(class)] = string(action)
 	}
 	return out

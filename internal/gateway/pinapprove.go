@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"slices"
 	"sort"
 	"strings"
 
@@ -142,7 +141,7 @@ func approveKind(w manifestWriter, pc *pins.Config, kind pins.Kind, cur *pins.Ba
 // stored meanwhile stay (manifestWriter.update).
 func approveAll(ctx context.Context, w manifestWriter, pc *pins.Config, cur *pins.BackendPins, want map[itemRef]bool, out io.Writer) (int, error) {
 	picked := map[pins.Kind][]string{}
-	for _, kind := range pins.Kinds {
+	for _, kind := range pins.Kinds() {
 		for _, k := range cur.Keys(kind) {
 			if ref := (itemRef{kind, k}); want == nil || want[ref] {
 				picked[kind] = append(picked[kind], k)
@@ -158,7 +157,7 @@ func approveAll(ctx context.Context, w manifestWriter, pc *pins.Config, cur *pin
 			next = map[pins.Kind]*pins.Manifest{}
 		}
 		changed := false
-		for _, kind := range pins.Kinds {
+		for _, kind := range pins.Kinds() {
 			m, lines, err := approveKind(w, pc, kind, cur, picked[kind], want, s)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", kind, err)
@@ -321,7 +320,7 @@ func parseItems(items []string) (map[itemRef]bool, error) {
 			continue
 		}
 		kind, key, ok := strings.Cut(it, "/")
-		if !ok || key == "" || pins.Kind(kind) == pins.KindInstructions || !slices.Contains(pins.Kinds, pins.Kind(kind)) {
+		if !ok || key == "" || pins.Kind(kind) == pins.KindInstructions || !pins.Kind(kind).Valid() {
 			return nil, fmt.Errorf("pins approve: --item %q: want tool/NAME, prompt/NAME, resourceTemplate/URI, uiResource/URI or instructions", it)
 		}
 		// A template or UI resource may be named in any spelling of its URI: it is pinned under

@@ -14,7 +14,7 @@ import (
 )
 
 // pinsCommands are the sub-commands of pins, in the order its usage lists them.
-var pinsCommands = []string{"write", "diff", "approve", "reseal"}
+func pinsCommands() [4]string { return [4]string{"write", "diff", "approve", "reseal"} }
 
 const pinsUsage = `usage: gateway pins <write|diff|approve|reseal> [flags]
 
@@ -202,7 +202,7 @@ func fetchPins(ctx context.Context, cfg *Config, getenv func(string) string, onl
 func countPins(l *pins.Lock) int {
 	n := 0
 	for _, b := range l.Backends {
-		for _, k := range pins.Kinds {
+		for _, k := range pins.Kinds() {
 			n += len(b.Keys(k))
 		}
 	}
@@ -214,7 +214,7 @@ func countPins(l *pins.Lock) int {
 func warnInvisible(w io.Writer, l *pins.Lock) {
 	for _, name := range l.Names() {
 		b := l.Backends[name]
-		for _, k := range pins.Kinds {
+		for _, k := range pins.Kinds() {
 			for _, key := range b.Keys(k) {
 				d := b.Get(k, key)
 				if f := pins.Scan(d.Value); len(f) > 0 {

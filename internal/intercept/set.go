@@ -46,11 +46,6 @@ func (p Phase) String() string {
 	return PhaseNameRequest
 }
 
-// Events are the methods an interceptor can govern: the calls routed to one backend whose
-// request or result enters the model's context (SEP-2624's events; completion/complete is not
-// one).
-var Events = []string{"tools/call", "prompts/get", "resources/read"}
-
 // Metrics receives what the interceptors do. Its methods must not block.
 type Metrics interface {
 	// Invocation records one invocation: its phase, its result (one of the Result

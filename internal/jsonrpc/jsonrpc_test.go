@@ -140,6 +140,41 @@ func TestMetaLogLevel(t *testing.T) {
 	}
 }
 
+// TestLogLevels: the one list of levels holds the eight syslog severities of RFC 5424 as MCP
+// spells them, least severe first; each ranks at its position and is known, anything else (another
+// case, a syslog name MCP does not use) is refused; a caller that changes its copy changes no one
+// else's; and the text error messages name is the same list.
+func TestLogLevels(t *testing.T) {
+	want := [8]string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+	levels := LogLevels()
+	if levels != want {
+		t.Fatalf("LogLevels() = %v, want %v", levels, want)
+	}
+	for i, l := range levels {
+		if r, ok := LogLevelRank(l); !ok || r != i {
+			t.Errorf("LogLevelRank(%q) = %d, %v, want %d, true", l, r, ok, i)
+		}
+		if !LogLevelKnown(l) {
+			t.Errorf("LogLevelKnown(%q) = false", l)
+		}
+	}
+	for _, bad := range []string{"", "DEBUG", "Info", "warn", "fatal", "info ", "emerg", "crit"} {
+		if r, ok := LogLevelRank(bad); ok {
+			t.Errorf("LogLevelRank(%q) = %d, accepted", bad, r)
+		}
+		if LogLevelKnown(bad) {
+			t.Errorf("LogLevelKnown(%q) accepted", bad)
+		}
+	}
+	levels[0] = "trace"
+	if LogLevels() != want || LogLevelKnown("trace") || !LogLevelKnown("debug") {
+		t.Error("changing a caller's copy of LogLevels changed the list")
+	}
+	if got := LogLevelsText(); got != strings.Join(want[:], ", ") {
+		t.Errorf("LogLevelsText() = %q", got)
+	}
+}
+
 func TestAppend(t *testing.T) {
 	got := string(AppendError(nil, nil, NewError(CodeParseError, `bad "json"`)))
 	want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad \"json\""}}`

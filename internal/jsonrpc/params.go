@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 )
 
 // Reserved _meta keys (docs/protocol.md §1, quick reference).
@@ -154,7 +155,7 @@ func ParseMeta(raw json.RawMessage) (*Meta, error) {
 				return err
 			}
 			if !LogLevelKnown(m.LogLevel) {
-				return invalidParam(MetaLogLevel, "one of debug, info, notice, warning, error, critical, alert, emergency")
+				return invalidParam(MetaLogLevel, "one of "+LogLevelsText())
 			}
 		case MetaProgressToken:
 			if val[0] != '"' && !validID(val) {
@@ -253,14 +254,35 @@ func invalidParam(name, want string) *Error {
 	return NewError(CodeInvalidParams, "Invalid params: "+name+" must be "+want)
 }
 
-// LogLevelKnown reports whether level is one of the eight levels of notifications/message, as
-// MCP spells them (case-sensitive). A request's _meta log level that is not is refused with
-// -32602, as the specification asks: a level no one knows would otherwise reach the backend, and
-// decide nothing about which of its messages the client wanted.
-func LogLevelKnown(level string) bool {
-	switch level {
-	case "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency":
-		return true
+// LogLevels returns the levels of notifications/message and logging/setLevel, least severe
+// first: the eight syslog severities of RFC 5424 as MCP spells them
+// (https://modelcontextprotocol.io/specification/2025-11-25/server/utilities/logging). It is
+// the one list of them; an array returned by value, so no caller can change it for another.
+func LogLevels() [8]string {
+	return [8]string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+}
+
+// LogLevelRank is the position of level in LogLevels, and false for anything else (levels are
+// case-sensitive: a client that sends "DEBUG" gets invalid params, not a guess).
+func LogLevelRank(level string) (int, bool) {
+	for i, l := range LogLevels() {
+		if l == level {
+			return i, true
+		}
 	}
-	return false
+	return 0, false
+}
+
+// LogLevelKnown reports whether level is one of LogLevels. A request's _meta log level that is
+// not is refused with -32602, as the specification asks: a level no one knows would otherwise
+// reach the backend, and decide nothing about which of its messages the client wanted.
+func LogLevelKnown(level string) bool {
+	_, ok := LogLevelRank(level)
+	return ok
+}
+
+// LogLevelsText is LogLevels as an error message names them: "debug, info, …, emergency".
+func LogLevelsText() string {
+	l := LogLevels()
+	return strings.Join(l[:], ", ")
 }

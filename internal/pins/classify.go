@@ -68,16 +68,22 @@ const (
 	ClassOtherChanged Class = "other-changed"
 )
 
-// AllClasses lists every Class in a fixed order, the most severe first.
-var AllClasses = []Class{
-	ClassNew, ClassRemoved, ClassUnverified, ClassShadows, ClassInvisible, ClassInputSchemaWidened, ClassInputSchemaNarrowed,
-	ClassDestructiveHintCleared, ClassReadOnlyHintSet, ClassIdempotentHintSet, ClassOpenWorldHintSet, ClassUIChanged,
-	ClassAnnotationsChanged, ClassTextChanged, ClassOutputSchemaChanged, ClassIconsChanged, ClassOtherChanged,
+// numClasses is how many classes there are.
+const numClasses = 17
+
+// AllClasses lists every Class in a fixed order, the most severe first: an array returned by
+// value, so no caller can change the list for another.
+func AllClasses() [numClasses]Class {
+	return [numClasses]Class{
+		ClassNew, ClassRemoved, ClassUnverified, ClassShadows, ClassInvisible, ClassInputSchemaWidened, ClassInputSchemaNarrowed,
+		ClassDestructiveHintCleared, ClassReadOnlyHintSet, ClassIdempotentHintSet, ClassOpenWorldHintSet, ClassUIChanged,
+		ClassAnnotationsChanged, ClassTextChanged, ClassOutputSchemaChanged, ClassIconsChanged, ClassOtherChanged,
+	}
 }
 
 var classBit = func() map[Class]Set {
-	m := make(map[Class]Set, len(AllClasses))
-	for i, c := range AllClasses {
+	m := make(map[Class]Set, numClasses)
+	for i, c := range AllClasses() {
 		m[c] = 1 << i
 	}
 	return m
@@ -101,7 +107,7 @@ func (s Set) Empty() bool { return s == 0 }
 // Classes lists the members in AllClasses order.
 func (s Set) Classes() []Class {
 	var out []Class
-	for _, c := range AllClasses {
+	for _, c := range AllClasses() {
 		if s.Has(c) {
 			out = append(out, c)
 		}

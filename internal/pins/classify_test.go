@@ -173,10 +173,10 @@ func TestSet(t *testing.T) {
 	if !s.Has(ClassNew) || s.Has(ClassRemoved) || s.String() != "new,text-changed" {
 		t.Errorf("%v", s)
 	}
-	if len(AllClasses) > 32 {
+	if numClasses > 32 {
 		t.Fatal("Set is 32 bits")
 	}
-	for _, c := range AllClasses {
+	for _, c := range AllClasses() {
 		if !c.Valid() {
 			t.Errorf("%s not valid", c)
 		}

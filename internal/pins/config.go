@@ -54,29 +54,34 @@ const (
 	ModeOff Mode = "off"
 )
 
-// DefaultActions is the action per class when the configuration names none: block what may
+// DefaultAction is the action for class c when the configuration names none (false for a
+// class it does not know): block what may
 // widen what a tool does or lowers a client's caution, hides text, or changes text the model
 // reads (a confirmed item is listed as sent, and a poisoned description acts through the
 // model before any call); hold new items until they are pinned; ask for confirmation of the
 // changes the model does not read (icons, the rest); log what narrows.
-var DefaultActions = map[Class]Action{
-	ClassNew:                    ActionBlock,
-	ClassRemoved:                ActionLog,
-	ClassUnverified:             ActionBlock,
-	ClassShadows:                ActionBlock,
-	ClassInvisible:              ActionBlock,
-	ClassInputSchemaWidened:     ActionBlock,
-	ClassInputSchemaNarrowed:    ActionLog,
-	ClassDestructiveHintCleared: ActionBlock,
-	ClassReadOnlyHintSet:        ActionBlock,
-	ClassIdempotentHintSet:      ActionBlock,
-	ClassOpenWorldHintSet:       ActionBlock,
-	ClassUIChanged:              ActionBlock,
-	ClassAnnotationsChanged:     ActionLog,
-	ClassTextChanged:            ActionBlock,
-	ClassOutputSchemaChanged:    ActionBlock,
-	ClassIconsChanged:           ActionConfirm,
-	ClassOtherChanged:           ActionConfirm,
+func DefaultAction(c Class) (Action, bool) {
+	switch c {
+	case ClassNew, ClassUnverified, ClassShadows, ClassInvisible, ClassInputSchemaWidened, ClassDestructiveHintCleared, ClassReadOnlyHintSet, ClassIdempotentHintSet, ClassOpenWorldHintSet, ClassUIChanged, ClassTextChanged, ClassOutputSchemaChanged:
+		return ActionBlock, true
+	case ClassRemoved, ClassInputSchemaNarrowed, ClassAnnotationsChanged:
+		return ActionLog, true
+	case ClassIconsChanged, ClassOtherChanged:
+		return ActionConfirm, true
+	}
+	return "", false
+}
+
+// DefaultActions is DefaultAction for every class, as a map of its own (a caller may change it).
+func DefaultActions() map[Class]Action {
+	all := AllClasses()
+	m := make(map[Class]Action, len(all))
+	for _, c := range all {
+		if a, ok := DefaultAction(c); ok {
+			m[c] = a
+		}
+	}
+	return m
 }
 
 // Config is the pinning configuration (the gateway configuration's "pins" section).
@@ -143,7 +148,7 @@ func (c *Config) retention() time.Duration {
 // c: one backend's record holds every kind, each the canonical text of MaxBytesPerBackend and
 // its member names, with room for the record's framing and the seal's base64 encoding.
 func (c *Config) MaxSealedBytes() int {
-	return len(Kinds)*(c.maxPinBytes()+c.maxPins()*256+4096)*4/3 + 1024
+	return numKinds*(c.maxPinBytes()+c.maxPins()*256+4096)*4/3 + 1024
 }
 
 // BackendConfig is one backend's overrides.
@@ -244,7 +249,7 @@ func (c *Config) ActionForClass(backend string, cl Class) Action {
 	if a, ok := c.Actions[cl]; ok {
 		return a
 	}
-	if a, ok := DefaultActions[cl]; ok {
+	if a, ok := DefaultAction(cl); ok {
 		return a
 	}
 	return ActionBlock // fail closed on a class without a default
@@ -263,8 +268,9 @@ func (c *Config) ActionFor(backend string, s Set) (a Action, ok bool) {
 
 // classNames lists the classes an action may be set for, for an error message.
 func classNames() string {
-	names := make([]string, len(AllClasses))
-	for i, c := range AllClasses {
+	all := AllClasses()
+	names := make([]string, len(all))
+	for i, c := range all {
 		names[i] = string(c)
 	}
 	return strings.Join(names, ", ")

@@ -8,10 +8,26 @@ import (
 )
 
 func TestDefaultActions(t *testing.T) {
-	for _, c := range AllClasses {
-		if _, ok := DefaultActions[c]; !ok {
+	for _, c := range AllClasses() {
+		if _, ok := DefaultAction(c); !ok {
 			t.Errorf("class %s has no default action", c)
 		}
+	}
+	if _, ok := DefaultAction("bogus"); ok {
+		t.Error("a default action for a class that does not exist")
+	}
+	// The defaults, the classes and the kinds are values no caller can change for another.
+	m := DefaultActions()
+	if len(m) != numClasses {
+		t.Errorf("DefaultActions has %d classes, want %d", len(m), numClasses)
+	}
+	m[ClassNew] = ActionLog
+	classes, kinds := AllClasses(), Kinds()
+	classes[0], kinds[0] = ClassOtherChanged, "bogus"
+	if a, _ := DefaultAction(ClassNew); a != ActionBlock || DefaultActions()[ClassNew] != ActionBlock ||
+		(&Config{}).ActionForClass("any", ClassNew) != ActionBlock || AllClasses()[0] != ClassNew ||
+		Kinds()[0] != KindInstructions || Kind("bogus").Valid() || !KindInstructions.Valid() {
+		t.Error("a caller's copy of the defaults, the classes or the kinds changed them for everyone")
 	}
 	var c Config
 	want := map[Class]Action{

@@ -39,7 +39,7 @@ func Diff(pinned, current *Lock) []Drift {
 	var out []Drift
 	for _, name := range sorted {
 		pb, cb := pinned.Backends[name], current.Backends[name]
-		for _, kind := range Kinds {
+		for _, kind := range Kinds() {
 			keys := map[string]bool{}
 			for _, k := range pb.Keys(kind) {
 				keys[k] = true

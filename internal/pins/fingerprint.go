@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/resuri"
@@ -26,8 +27,20 @@ const (
 	KindUIResource Kind = "uiResource"
 )
 
-// Kinds lists every Kind in the order the lock file and the diff print them.
-var Kinds = []Kind{KindInstructions, KindTool, KindPrompt, KindResourceTemplate, KindUIResource}
+// numKinds is how many kinds there are.
+const numKinds = 5
+
+// Kinds lists every Kind in the order the lock file and the diff print them: an array returned
+// by value, so no caller can change the list for another.
+func Kinds() [numKinds]Kind {
+	return [numKinds]Kind{KindInstructions, KindTool, KindPrompt, KindResourceTemplate, KindUIResource}
+}
+
+// Valid reports whether k is one of Kinds.
+func (k Kind) Valid() bool {
+	ks := Kinds()
+	return slices.Contains(ks[:], k)
+}
 
 // coveredFields are the members of a listed definition that a fingerprint covers, per kind:
 // exactly what the MCP specification defines as the item's own description for the model and

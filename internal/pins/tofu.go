@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"sort"
 	"time"
 )
@@ -186,7 +185,7 @@ func OpenManifests(s Sealer, backend string, sealed []byte) (map[Kind]*Manifest,
 	out := make(map[Kind]*Manifest, len(kinds))
 	for k, raw := range kinds {
 		pins, ok := raw.(map[string]any)
-		if !ok || !slices.Contains(Kinds, Kind(k)) {
+		if !ok || !Kind(k).Valid() {
 			return nil, fmt.Errorf("%w: malformed %q", ErrManifest, k)
 		}
 		if out[Kind(k)], err = manifestOf(backend, Kind(k), pins); err != nil {
@@ -212,7 +211,7 @@ func ReadManifests(ctx context.Context, get func(context.Context, string) ([]byt
 		return raw, true, ms, err
 	}
 	ms = map[Kind]*Manifest{}
-	for _, kind := range Kinds {
+	for _, kind := range Kinds() {
 		old, ok, err := get(ctx, ManifestKey(backend, kind))
 		if err != nil {
 			return nil, false, nil, err
@@ -283,13 +282,22 @@ func (g *Guard) manifest(ctx context.Context, backend string, kind Kind, items [
 			g.log.Error("pins: stored pins do not open; the backend's items are refused until they are pinned again",
 				"backend", backend, "kind", string(kind), "error", err)
 			g.mu.Lock()
-			for _, k := range Kinds {
+			for _, k := range Kinds() {
 				delete(g.tofu, manifestRef{backend, k})
 			}
 			g.mu.Unlock()
 			return nil, fmt.Errorf("%w: %w", errUnverified, err)
 		case err != nil:
 			return g.storeFailed(ref, st, err)
+		}
+		if !found {
+			wrote, err := g.restore(ctx, backend, ms)
+			if err != nil {
+				return g.storeFailed(ref, st, err)
+			}
+			if !wrote {
+				continue // another writer came first: read what it wrote
+			}
 		}
 		if ms[kind] == nil && first {
 			wrote, err := g.firstContact(ctx, backend, kind, items, raw, found, ms)
@@ -335,11 +343,45 @@ func (g *Guard) firstContact(ctx context.Context, backend string, kind Kind, ite
 	return true, nil
 }
 
+// restore writes back the manifests this replica holds for backend when the store has no
+// record of it at all (ms is what it read: nothing, or an earlier release's records). Nothing
+// deletes a record and it has no expiry, so a record this replica read or wrote and the store
+// no longer has was lost with the store's memory (a Redis restarted without persistence):
+// taking the backend's list of this moment as a first contact would pin, silently, whatever
+// changed or appeared since it was trusted. The kinds it holds go back as they were and are
+// added to ms; wrote is false when another writer stored a record first (read it again).
+func (g *Guard) restore(ctx context.Context, backend string, ms map[Kind]*Manifest) (wrote bool, err error) {
+	next := maps.Clone(ms)
+	var restored []string
+	g.mu.Lock()
+	for _, k := range Kinds() {
+		if st := g.tofu[manifestRef{backend, k}]; next[k] == nil && st != nil && st.m != nil {
+			next[k] = st.m
+			restored = append(restored, string(k))
+		}
+	}
+	g.mu.Unlock()
+	if len(restored) == 0 {
+		return true, nil
+	}
+	sealed, err := SealManifests(g.sealer, backend, next)
+	if err != nil {
+		return false, err
+	}
+	if wrote, _, err = g.store.SetNX(ctx, ManifestsKey(backend), sealed); err != nil || !wrote {
+		return false, err
+	}
+	maps.Copy(ms, next)
+	g.log.Warn("pins: the shared store had lost this backend's pins (restarted without its data?); wrote back the ones this replica held",
+		"backend", backend, "kinds", restored)
+	return true, nil
+}
+
 // keepAll caches every kind of backend's record as read now and returns kind's.
 func (g *Guard) keepAll(backend string, kind Kind, ms map[Kind]*Manifest, now time.Time) *manifestState {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for _, k := range Kinds {
+	for _, k := range Kinds() {
 		st := &manifestState{m: ms[k], readAt: now}
 		if k == KindTool && st.m != nil {
 			st.index = newShadowIndex(st.m.Pins)

@@ -69,7 +69,7 @@ func TestSealedRecordWithinBounds(t *testing.T) {
 	}
 	items := listed(t, KindTool, wide...)
 	ms := map[Kind]*Manifest{}
-	for _, kind := range Kinds {
+	for _, kind := range Kinds() {
 		// Tools under every kind: the record's size is what counts here, not the kinds' shapes.
 		m, over := FirstContact("be", kind, items, nil, cfg.maxPins(), cfg.maxPinBytes())
 		if len(over) == 0 {

@@ -69,8 +69,8 @@ func TestPinsWatchAppUI(t *testing.T) {
 	if _, err := FromCanonical(KindPrompt, "p", []byte(`{"_meta":{"ui":{}},"name":"p"}`)); err == nil {
 		t.Error("a prompt's _meta accepted")
 	}
-	if DefaultActions[ClassUIChanged] != ActionBlock {
-		t.Errorf("ui-changed defaults to %s", DefaultActions[ClassUIChanged])
+	if a, _ := DefaultAction(ClassUIChanged); a != ActionBlock {
+		t.Errorf("ui-changed defaults to %s", a)
 	}
 }
 

@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -38,53 +41,114 @@ func (r *Redis) Publish(ctx context.Context, topic string, msg []byte) error {
 	return r.done(probe, r.client.Publish(ctx, r.noticeChannel(topic), msg).Err())
 }
 
-// Subscribe implements Notices with SUBSCRIBE. go-redis keeps the subscription: it pings the
-// connection, and reconnects and subscribes again when it fails. Its first SUBSCRIBE waits for
-// Redis (up to the dial and read timeouts, per attempt), so it is made in the background too:
-// a hung Redis must not hold up the start of a configuration, at start-up or on a reload. Until
-// Redis confirms it the first time, what is published on topic does not reach this replica:
-// Subscribed says so, for readiness.
+// Subscribe implements Notices with SUBSCRIBE. go-redis keeps the subscription: it reconnects
+// and subscribes again when its connection fails. Its first SUBSCRIBE waits for Redis (up to the
+// dial and read timeouts, per attempt), so it is made in the background too: a hung Redis must
+// not hold up the start of a configuration, at start-up or on a reload. Until Redis confirms it,
+// and again from the moment its connection fails until Redis confirms it anew, what is published
+// on topic does not reach this replica: Subscribed says so, for readiness.
 func (r *Redis) Subscribe(ctx context.Context, topic string, fn func(msg []byte)) {
 	r.unconfirmed.Add(1)
 	go func() {
-		confirmed := false
-		confirm := func() {
-			if !confirmed {
-				confirmed = true
-				r.unconfirmed.Add(-1)
-			}
-		}
+		sub := subscription{r: r, channel: r.noticeChannel(topic), fn: fn}
 		// A subscription that ends unconfirmed holds up nothing any more.
-		defer confirm()
-		ps := r.client.Subscribe(ctx, r.noticeChannel(topic))
-		ch := ps.ChannelWithSubscriptions()
-		defer ps.Close()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case m, ok := <-ch:
-				if !ok {
-					return // the store was closed
-				}
-				switch m := m.(type) {
-				case *redis.Subscription:
-					if m.Kind == "subscribe" {
-						confirm()
-					}
-				case *redis.Message:
-					fn([]byte(m.Payload))
-				}
-			}
+		defer sub.confirm()
+		for sub.receive(ctx) {
+			// A ping went unanswered: the connection is gone without a word (a peer that
+			// vanished, a partition) or Redis hangs; a new one is made.
 		}
 	}()
 }
 
-// Subscribed returns nil when Redis has confirmed every notice subscription made so far at
-// least once, and an error wrapping ErrUnavailable while one is still being made: messages
-// published meanwhile on its topic are lost to this replica (a pre-2026 client's answer that
-// another replica hands over, say), so it is not ready for traffic yet. A subscription lost
-// later is made again by go-redis in the background; Ping tells of Redis being away.
+// receive subscribes on a connection of its own and passes on what arrives until ctx ends or
+// the store is closed (false), or a PING on a quiet connection goes unanswered (true: the caller
+// subscribes again). A connection that fails is made again by go-redis on the next receive.
+func (s *subscription) receive(ctx context.Context) (again bool) {
+	ps := s.r.client.Subscribe(ctx, s.channel)
+	defer ps.Close()
+	// A receive waits on the connection, not on ctx: closing ends it when ctx ends.
+	defer context.AfterFunc(ctx, func() { _ = ps.Close() })()
+	pinged := false
+	for {
+		msg, err := ps.ReceiveTimeout(ctx, s.r.noticeCheck)
+		switch {
+		case ctx.Err() != nil || errors.Is(err, redis.ErrClosed):
+			return false
+		case err == nil:
+			pinged = false
+		case quiet(err) && pinged:
+			s.lost()
+			return true
+		case quiet(err) && ps.Ping(ctx) == nil:
+			pinged = true // its pong, or anything else, comes next
+			continue
+		default:
+			// The connection failed (Redis restarted, went away, or cut it): go-redis connects
+			// and subscribes again on the next receive, and until Redis confirms that,
+			// messages published on the channel are lost to this replica.
+			s.lost()
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(noticeRetryEvery):
+			}
+			continue
+		}
+		switch m := msg.(type) {
+		case *redis.Subscription:
+			if m.Kind == "subscribe" {
+				s.confirm()
+			}
+		case *redis.Message:
+			s.fn([]byte(m.Payload))
+		}
+	}
+}
+
+const (
+	// noticeCheckEvery is how long a notice subscription's connection may stay quiet before a
+	// PING checks it, and then how long the PING may go unanswered before the connection is
+	// given up (a connection whose peer vanished without closing it never fails a read).
+	noticeCheckEvery = 3 * time.Second
+	// noticeRetryEvery paces a notice subscription's reconnects while Redis is away.
+	noticeRetryEvery = 100 * time.Millisecond
+)
+
+// subscription is one notice subscription's standing in Redis.unconfirmed: counted there while
+// Redis has not confirmed it since it was made or since its connection last failed.
+type subscription struct {
+	r         *Redis
+	channel   string
+	fn        func(msg []byte)
+	confirmed bool
+}
+
+func (s *subscription) confirm() {
+	if !s.confirmed {
+		s.confirmed = true
+		s.r.unconfirmed.Add(-1)
+	}
+}
+
+func (s *subscription) lost() {
+	if s.confirmed {
+		s.confirmed = false
+		s.r.unconfirmed.Add(1)
+	}
+}
+
+// quiet reports whether err is a read that timed out: nothing was published meanwhile, which
+// says nothing about the connection yet.
+func quiet(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// Subscribed returns nil when Redis has confirmed every notice subscription made so far, and
+// has confirmed it again since its connection last failed; else an error wrapping
+// ErrUnavailable: messages published meanwhile on its topic are lost to this replica (a
+// pre-2026 client's answer that another replica hands over, say), so it is not ready for
+// traffic yet.
 func (r *Redis) Subscribed() error {
 	if n := r.unconfirmed.Load(); n > 0 {
 		return fmt.Errorf("%w: notice subscriptions not yet confirmed by Redis: %d", ErrUnavailable, n)

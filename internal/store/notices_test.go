@@ -116,6 +116,65 @@ func TestRedisNoticesSurviveRestart(t *testing.T) {
 	in.want(t, "after")
 }
 
+// TestSubscribedFollowsARestart: Subscribed, which readiness reads, follows the subscription
+// through a Redis restart, not only its first confirmation. Once Redis has gone, it says the
+// subscription is lost; after Redis is back it says so until Redis has confirmed the
+// subscription again, and the moment it says subscribed, a message published on the topic
+// reaches the subscriber. Before, it said subscribed from the first confirmation on, so a
+// replica was ready again as soon as Redis answered a PING while its notices, a pre-2026
+// session's changed subscriptions or another replica's hand-over among them, were still lost.
+func TestSubscribedFollowsARestart(t *testing.T) {
+	srv := testredis.Start(t)
+	r := newRedisStore(t, RedisConfig{URL: srv.URL(), DialTimeout: 500 * time.Millisecond})
+	in := make(noticeInbox, 8)
+	r.Subscribe(t.Context(), "lists", in.fn)
+	waitSubscribed(t, r, true)
+
+	srv.Stop()
+	waitSubscribed(t, r, false)
+	srv.Restart()
+	waitSubscribed(t, r, true)
+	if err := r.Publish(context.Background(), "lists", []byte("after")); err != nil {
+		t.Fatal(err)
+	}
+	in.want(t, "after")
+}
+
+// TestSubscribedFollowsAHang: a notice subscription whose connection goes quiet and then does
+// not answer a PING (a Redis that hangs here; a peer that vanished or a partition alike) is
+// counted lost, and made again on a new connection: once Redis answers, Subscribed says so
+// again and a published message is delivered. Before, only a connection that failed a read was
+// noticed; one that merely stopped answering kept the replica ready while its notices were lost.
+func TestSubscribedFollowsAHang(t *testing.T) {
+	srv := testredis.Start(t)
+	r := newRedisStore(t, RedisConfig{URL: srv.URL(), DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond},
+		func(r *Redis) { r.noticeCheck = 20 * time.Millisecond })
+	in := make(noticeInbox, 8)
+	r.Subscribe(t.Context(), "lists", in.fn)
+	waitSubscribed(t, r, true)
+
+	srv.Pause()
+	waitSubscribed(t, r, false)
+	srv.Resume()
+	waitSubscribed(t, r, true)
+	if err := r.Publish(context.Background(), "lists", []byte("after")); err != nil {
+		t.Fatal(err)
+	}
+	in.want(t, "after")
+}
+
+// waitSubscribed polls Subscribed (bounded) until it says want.
+func waitSubscribed(t *testing.T, r *Redis, want bool) {
+	t.Helper()
+	deadline := time.Now().Add(hangGuard)
+	for (r.Subscribed() == nil) != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("Subscribed() = %v, want subscribed %v", r.Subscribed(), want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // TestSubscribedMeansDelivered: Subscribed, which readiness reads, says a replica is not ready
 // while Redis has not confirmed a subscription (a Redis that accepts connections and never
 // answers: it stays so), and once it says so on a live Redis, a message published on the topic

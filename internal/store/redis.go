@@ -87,8 +87,10 @@ type Redis struct {
 	// waitReplicas > 0 makes UseOnce wait for that many replicas (see RedisConfig.WaitReplicas).
 	waitReplicas int
 	waitTimeout  time.Duration
-	// unconfirmed counts the notice subscriptions Redis has not yet confirmed once
-	// (Subscribed).
+	// noticeCheck is noticeCheckEvery unless a test shortens it.
+	noticeCheck time.Duration
+	// unconfirmed counts the notice subscriptions Redis has not confirmed since they were
+	// made or their connection last failed (Subscribed).
 	unconfirmed atomic.Int64
 	// tokenBase and tokenSeq make each single-use write's token (token).
 	tokenBase string
@@ -144,6 +146,7 @@ func NewRedis(cfg RedisConfig, opts ...RedisOption) (*Redis, error) {
 		waitReplicas: cfg.WaitReplicas,
 		waitTimeout:  orDefault(cfg.WaitTimeout, DefaultWaitTimeout),
 		tokenBase:    rand.Text(),
+		noticeCheck:  noticeCheckEvery,
 	}
 	for _, opt := range opts {
 		opt(r)

@@ -46,7 +46,7 @@ func TestCredentialedRequestsFollowNoRedirect(t *testing.T) {
 			return err
 		},
 	}
-	for _, code := range redirecttest.Codes {
+	for _, code := range redirecttest.Codes() {
 		status.Store(int64(code))
 		for name, send := range requests {
 			err := send()

@@ -46,7 +46,7 @@ func TestCodeExchangeFollowsNoRedirect(t *testing.T) {
 	}
 	s := NewSignIn(SignInConfig{Issuer: issuerSrv.URL, ClientID: "gw", ClientSecret: "client-secret-9kX2",
 		RedirectURL: "https://gw.example/callback", SessionTTL: time.Hour}, ring, nil, nil)
-	for _, code := range redirecttest.Codes {
+	for _, code := range redirecttest.Codes() {
 		status.Store(int64(code))
 		val, err := s.seal(s.logins, login{State: "st", Nonce: "n", Verifier: "v", Return: "/", Expiry: time.Now().Add(time.Minute)})
 		if err != nil {

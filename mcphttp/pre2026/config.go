@@ -3,7 +3,6 @@ package pre2026
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -43,7 +42,10 @@ const (
 )
 
 // DefaultLegacyVersions are the pre-2026 revisions served at the edge, newest first.
-func DefaultLegacyVersions() []string { return slices.Clone(era.LegacyVersions) }
+func DefaultLegacyVersions() []string {
+	vs := era.LegacyVersions()
+	return vs[:]
+}
 
 // Config is the `legacy:` block: pre-2026 clients (2025-11-25, 2025-06-18, 2025-03-26) served at the edge,
 // on the same endpoint as 2026-07-28 clients, by translating each of their requests into a
@@ -98,9 +100,6 @@ type Config struct {
 	BatchTimeout time.Duration `yaml:"batchTimeout"`
 }
 
-// servedLegacyVersions are the revisions the edge can translate; Versions must name only these.
-var servedLegacyVersions = era.LegacyVersions
-
 // WithDefaults returns c with zero fields set to their defaults; Enabled and the booleans are
 // left as they are.
 func (c Config) WithDefaults() Config {
@@ -141,9 +140,9 @@ func (c Config) WithDefaults() Config {
 func (c Config) Validate() error {
 	var errs []error
 	for i, v := range c.Versions {
-		if !slices.Contains(servedLegacyVersions, v) {
+		if !era.IsLegacyVersion(v) {
 			errs = append(errs, configerr.At(fmt.Sprintf("legacy.versions[%d]", i), "%q is not a served pre-2026 version: want one of %s",
-				v, strings.Join(servedLegacyVersions, ", ")))
+				v, strings.Join(DefaultLegacyVersions(), ", ")))
 		}
 	}
 	for _, f := range []struct {

@@ -3,7 +3,6 @@ package pre2026
 import (
 	"encoding/json"
 	"errors"
-	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -18,7 +17,7 @@ import (
 
 // errBadLogLevel answers a logging/setLevel whose level is not one of the eight.
 var errBadLogLevel = jsonrpc.NewError(jsonrpc.CodeInvalidParams,
-	"Invalid params: level must be one of "+strings.Join(era.LogLevels, ", "))
+	"Invalid params: level must be one of "+jsonrpc.LogLevelsText())
 
 // setLevel serves logging/setLevel: the level is validated, then recorded for the session. A
 // session-less request has no session to scope a level to: it is answered {} and changes
@@ -31,7 +30,7 @@ func (q *clientReq) setLevel() error {
 	if len(q.msg.Params) == 0 || json.Unmarshal(q.msg.Params, &p) != nil || p.Level == nil {
 		return q.rpcError(errBadLogLevel)
 	}
-	if _, ok := era.LogLevelRank(*p.Level); !ok {
+	if !jsonrpc.LogLevelKnown(*p.Level) {
 		return q.rpcError(errBadLogLevel)
 	}
 	if sessionBound(q.sess) {

@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/era"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/legacysession"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
@@ -610,7 +610,7 @@ func (st *sessionState) receive(msg []byte) {
 	st.received.Add(1)
 	switch n.Kind {
 	case "level":
-		if _, ok := era.LogLevelRank(n.Level); ok {
+		if jsonrpc.LogLevelKnown(n.Level) {
 			st.cacheLevel(n.Session, "", n.Level, false)
 		}
 	case "subs":

@@ -32,6 +32,7 @@ type clientConfig struct {
 	opts    mcp.ClientOptions
 	version string
 	roots   []*mcp.Root
+	retries int
 }
 
 // WithBearer sends Authorization: Bearer token on every HTTP request.
@@ -48,6 +49,14 @@ func WithHeader(name, value string) ClientOption {
 		}
 		c.header.Set(name, value)
 	}
+}
+
+// WithRetries lets the client reconnect a stream the server ended, and resend a request that
+// failed, up to n times without progress (the go-sdk's MaxRetries, as a client left at its
+// defaults does). Without it the client does neither: a retry would hide the gateway's own
+// failures from tests.
+func WithRetries(n int) ClientOption {
+	return func(c *clientConfig) { c.retries = n }
 }
 
 // WithRoundTripper sets the transport the client's HTTP requests go
@@ -204,6 +213,9 @@ func dial(ctx context.Context, url string, opts []ClientOption) (*mcp.ClientSess
 		HTTPClient: &http.Client{Transport: &headerTransport{base: base, header: cfg.header}},
 		// A retried POST would hide the gateway's own failures from tests.
 		MaxRetries: -1,
+	}
+	if cfg.retries > 0 {
+		transport.MaxRetries = cfg.retries
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: ClientName, Version: ClientVersion}, &cfg.opts)
 	client.AddRoots(cfg.roots...)

@@ -134,7 +134,7 @@ func CheckRPC(t *testing.T, r *Response, code int) {
 // its buffers and its body reader, so it allocates only the response and its body wrapper;
 // requests must come one at a time.
 //
-// It answers tools/list and prompts/list (by the request's Mcp-Method header) with CannedList:
+// It answers tools/list and prompts/list (by the request's Mcp-Method header) with CannedList():
 // the gateway forwards a call only under a name its backend lists.
 type CannedBackend struct {
 	body    []byte
@@ -146,12 +146,14 @@ type CannedBackend struct {
 
 // CannedList is what a CannedBackend answers to tools/list and prompts/list unless told
 // otherwise (CannedBackend.List): one tool and one prompt, both named echo, cacheable for ten
-// minutes.
-var CannedList = map[string][]byte{
-	"tools/list": []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}],` +
-		`"ttlMs":600000,"cacheScope":"public","resultType":"complete"}}`),
-	"prompts/list": []byte(`{"jsonrpc":"2.0","id":1,"result":{"prompts":[{"name":"echo"}],` +
-		`"ttlMs":600000,"cacheScope":"public","resultType":"complete"}}`),
+// minutes. Each call returns a map of its own: tests running in parallel share no list.
+func CannedList() map[string][]byte {
+	return map[string][]byte{
+		"tools/list": []byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}}],` +
+			`"ttlMs":600000,"cacheScope":"public","resultType":"complete"}}`),
+		"prompts/list": []byte(`{"jsonrpc":"2.0","id":1,"result":{"prompts":[{"name":"echo"}],` +
+			`"ttlMs":600000,"cacheScope":"public","resultType":"complete"}}`),
+	}
 }
 
 // List makes c answer method (tools/list or prompts/list) with body, a JSON-RPC response.
@@ -173,7 +175,7 @@ func NewCannedBackend() *CannedBackend {
 // NewCannedBackendOf returns a CannedBackend answering body as contentType, the value of its
 // first "id" member replaced by the request's id.
 func NewCannedBackendOf(body []byte, contentType string) *CannedBackend {
-	return &CannedBackend{body: body, hdr: http.Header{"Content-Type": {contentType}}, lists: CannedList}
+	return &CannedBackend{body: body, hdr: http.Header{"Content-Type": {contentType}}, lists: CannedList()}
 }
 
 // cannedJSON is the header of a canned list (read-only).

@@ -17,9 +17,12 @@ import (
 )
 
 // Codes are the redirect statuses such a request must not follow: 307 and 308 would have its
-// body sent again, the others its Basic credentials to a matching host.
-var Codes = []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect, http.StatusMovedPermanently,
-	http.StatusFound, http.StatusSeeOther}
+// body sent again, the others its Basic credentials to a matching host. An array by value: no
+// test can change the list for another.
+func Codes() [5]int {
+	return [5]int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect, http.StatusMovedPermanently,
+		http.StatusFound, http.StatusSeeOther}
+}
 
 // marker is in the query of every Location, so an error quoting it is caught.
 const marker = "q7Zr"
