@@ -49,6 +49,11 @@ func (r *Report) RewriteResult(raw []byte, notes []Finding) (out []byte, changed
 		edits = append(edits, edit{start: r.own.start, end: r.own.end, text: member})
 	case r.own.end > 0:
 		edits = append(edits, removeMember(raw, r.own))
+	case r.meta.end > 0 && raw[r.meta.start] == 'n' && member != nil:
+		// A _meta of null becomes the annotation's: a second _meta beside it would be a
+		// duplicate member, and a client that keeps the last would read null.
+		edits = append(edits, edit{start: r.meta.start, end: r.meta.end, text: append(append([]byte{'{'}, member...), '}')})
+	case r.meta.end > 0 && raw[r.meta.start] == 'n':
 	case r.meta.end > 0:
 		at := r.meta.start + 1
 		if raw[skipWS(raw, at)] != '}' {

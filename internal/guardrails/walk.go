@@ -163,11 +163,12 @@ func (w *walker) skipValue(key []byte, obj, v, depth int) bool {
 
 // layout records where the result's _meta is and where the member of it the gateway owns is,
 // for the rewrite (rewrite.go): a member at depth 1 named _meta, whose value is
-// raw[start:end]; a skipped member of it that is the gateway's, from its key at raw[key].
+// raw[start:end] (an object, or null, which the annotation replaces); a skipped member of it
+// that is the gateway's, from its key at raw[key].
 func (w *walker) layout(depth int, name []byte, key, start, end int, skipped bool) {
 	switch {
 	case !w.stripMeta:
-	case depth == 1 && keyIs(name, "_meta") && w.raw[start] == '{':
+	case depth == 1 && keyIs(name, "_meta") && (w.raw[start] == '{' || w.raw[start] == 'n'):
 		w.sc.rep.meta = span{start, end}
 	case depth == 2 && skipped && keyIs(name, MetaKey):
 		w.sc.rep.own = span{key, end}

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
 // The walker and the rewrite: what a JSON text's strings hold is found wherever it is and
@@ -186,7 +188,10 @@ func TestSkippedAndOwned(t *testing.T) {
 }
 
 // The annotation goes into an existing _meta, or a new one, and the result stays valid JSON
-// whatever its shape.
+// whatever its shape. A _meta of null (no _meta, which the protocol allows) is replaced: a
+// second _meta beside it would be a duplicate member, and a client whose parser keeps the last
+// one (JSON.parse, Python's json, Go's encoding/json) would read null and never see what was
+// flagged.
 func TestAnnotationPlacement(t *testing.T) {
 	e := testEngine(t, everything("flag"))
 	r := e.Rule(KindTool, "b", "t")
@@ -196,6 +201,10 @@ func TestAnnotationPlacement(t *testing.T) {
 		`{"_meta":{"k":"v"},"content":[{"type":"text","text":"https://evil.test"}]}`,
 		` { "content" : [ { "type" : "text" , "text" : "https://evil.test" } ] , "_meta" : { "` + MetaKey + `" : 1 } } `,
 		`{"_meta":{"` + MetaKey + `":1,"k":2},"content":[{"type":"text","text":"https://evil.test"}]}`,
+		`{"content":[{"type":"text","text":"https://evil.test"}],"_meta":null}`,
+		`{"_meta":null,"content":[{"type":"text","text":"https://evil.test"}]}`,
+		`{"content":[{"type":"text","text":"https://evil.test"}], "_meta" : null }`,
+		`{"content":[{"type":"text","text":"https://evil.test"}],"\u005fmeta":null}`,
 	} {
 		rep := r.ScanResult([]byte(raw))
 		out, changed := rep.RewriteResult([]byte(raw), nil)
@@ -203,6 +212,9 @@ func TestAnnotationPlacement(t *testing.T) {
 			Meta map[string]json.RawMessage `json:"_meta"`
 		}
 		var a annotation
+		if err := jsonrpc.Scan(out, jsonrpc.Limits{}); err != nil {
+			t.Fatalf("%s: %v: %s", raw, err, out) // a duplicate _meta included
+		}
 		if err := json.Unmarshal(out, &got); err != nil || !changed {
 			t.Fatalf("%s: %v: %s", raw, err, out)
 		}
