@@ -35,12 +35,15 @@ const maxAnnotated = 32
 // _meta. changed is false when there was nothing to do, and raw is returned as it is.
 func (r *Report) RewriteResult(raw []byte, notes []Finding) (out []byte, changed bool) {
 	items, more := r.annotated(notes)
-	if len(r.edits) == 0 && len(items) == 0 && r.own.end == 0 {
+	if len(r.edits) == 0 && len(items) == 0 && more == 0 && r.own.end == 0 {
 		return raw, false
 	}
 	edits := r.edits
 	var member []byte
-	if len(items) > 0 {
+	if len(items) > 0 || more > 0 {
+		if items == nil {
+			items = []annotationItem{} // a list, if empty, when every one is past those listed
+		}
 		v, _ := json.Marshal(annotation{Rule: r.Rule, Findings: items, More: more})
 		member = append([]byte(`"`+MetaKey+`":`), v...)
 	}
@@ -49,11 +52,11 @@ func (r *Report) RewriteResult(raw []byte, notes []Finding) (out []byte, changed
 		edits = append(edits, edit{start: r.own.start, end: r.own.end, text: member})
 	case r.own.end > 0:
 		edits = append(edits, removeMember(raw, r.own))
-	case r.meta.end > 0 && raw[r.meta.start] == 'n' && member != nil:
+	case member == nil:
+	case r.meta.end > 0 && raw[r.meta.start] == 'n':
 		// A _meta of null becomes the annotation's: a second _meta beside it would be a
 		// duplicate member, and a client that keeps the last would read null.
 		edits = append(edits, edit{start: r.meta.start, end: r.meta.end, text: append(append([]byte{'{'}, member...), '}')})
-	case r.meta.end > 0 && raw[r.meta.start] == 'n':
 	case r.meta.end > 0:
 		at := r.meta.start + 1
 		if raw[skipWS(raw, at)] != '}' {
@@ -71,11 +74,23 @@ func (r *Report) RewriteResult(raw []byte, notes []Finding) (out []byte, changed
 	return apply(raw, edits), true
 }
 
-// annotated lists the findings a result's annotation names: flagged and redacted ones.
+// annotated lists the findings a result's annotation names: flagged and redacted ones. more
+// counts those not listed, those past the report's recorded findings included: a result whose
+// first findings were only logged is still annotated with what was redacted or flagged after
+// them.
 func (r *Report) annotated(notes []Finding) (items []annotationItem, more int) {
+	total, listed := 0, 0
+	for d, n := range r.Counts {
+		if a := r.acts[d]; a == Flag || a == Redact {
+			total += int(n)
+		}
+	}
 	add := func(f *Finding, source string) {
 		if f.Action != Flag && f.Action != Redact {
 			return
+		}
+		if source == "" {
+			listed++
 		}
 		if len(items) >= maxAnnotated {
 			more++
@@ -90,7 +105,7 @@ func (r *Report) annotated(notes []Finding) (items []annotationItem, more int) {
 	for k := range notes {
 		add(&notes[k], "notification")
 	}
-	return items, more
+	return items, more + max(total-listed, 0)
 }
 
 // removeMember is the edit that removes the member raw[m.start:m.end] from its object, with

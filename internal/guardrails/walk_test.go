@@ -240,6 +240,37 @@ func TestAnnotationPlacement(t *testing.T) {
 	}
 }
 
+// What a result had redacted or flagged is in its annotation even past the findings a report
+// lists (its first 64): after as many that were only logged, a redaction is counted (more), and
+// the result, whatever its _meta, stays one valid JSON object. It used to be named nowhere, and
+// a _meta with members became {,"k":1}, which no client parses.
+func TestAnnotationPastListedFindings(t *testing.T) {
+	cfg := &Config{Rules: []RuleConfig{{ID: "r", Tools: []string{"*"},
+		Results: DirectionConfig{Secrets: "log", PII: "redact", Injection: "flag"}}}}
+	r := testEngine(t, cfg).Rule(KindTool, "b", "t")
+	logged := strings.Repeat("AKIAIOSFODNN7EXAMPLE ", maxRecorded)
+	for _, last := range []string{"bob@example.org", "<|im_start|>"} {
+		for _, meta := range []string{``, `,"_meta":{"k":1}`, `,"_meta":{}`, `,"_meta":null`, `,"_meta":{"k":1,"` + MetaKey + `":2}`} {
+			raw := `{"content":[{"type":"text","text":"` + logged + last + `"}]` + meta + `}`
+			rep := r.ScanResult([]byte(raw))
+			out, _ := rep.RewriteResult([]byte(raw), nil)
+			if err := jsonrpc.Scan(out, jsonrpc.Limits{}); err != nil {
+				t.Fatalf("%s%s: %v: %s", last, meta, err, out[len(logged):])
+			}
+			var got struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			}
+			var a annotation
+			if err := json.Unmarshal(out, &got); err != nil || json.Unmarshal(got.Meta[MetaKey], &a) != nil {
+				t.Fatalf("%s%s: %v: %s", last, meta, err, out[len(logged):])
+			}
+			if a.Rule != "r" || a.More != 1 || a.Findings == nil {
+				t.Errorf("%s%s: annotation %+v: %s", last, meta, a, out[len(logged):])
+			}
+		}
+	}
+}
+
 // A result of 50 MB is scanned in bounded memory: the check allocates a small fraction of it,
 // with escapes throughout (decoded window by window) or without (scanned in place).
 func TestLargeResultBoundedMemory(t *testing.T) {
