@@ -44,9 +44,12 @@ type railer struct {
 // notifications relayed so far had (flagged findings the result names, a blocked one that
 // withholds it).
 type railState struct {
-	rule    *guardrails.Rule
-	notes   []guardrails.Finding
-	blocked *guardrails.Finding
+	rule  *guardrails.Rule
+	notes []guardrails.Finding
+	// notesMore counts the flagged and redacted findings of notifications not in notes, which
+	// the annotation counts.
+	notesMore int
+	blocked   *guardrails.Finding
 	// blockedIn names what blocked was found in, for the refusal: empty for a notification.
 	blockedIn string
 	failed    bool

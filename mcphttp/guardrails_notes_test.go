@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"encoding/json"
 	"log/slog"
 	"strings"
 	"testing"
@@ -38,5 +39,30 @@ func TestNotificationNotesBounded(t *testing.T) {
 	}
 	if n := len(x.rails.notes); n != 32 {
 		t.Errorf("60 flagged findings left %d notes, want 32", n)
+	}
+	// The annotation names 32 and counts the rest: those past the notes, and those past a
+	// notification's listed findings (64 logged, then one flagged).
+	logged, err := guardrails.New(&guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "r", Tools: []string{"*"},
+		Results: guardrails.DirectionConfig{Secrets: "log", Injection: "flag"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.rails.rule = logged.Rule(guardrails.KindTool, "be", "t")
+	g.checkNotification(x, []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"`+
+		strings.Repeat("AKIAIOSFODNN7EXAMPLE ", 64)+`<|im_start|>"}}`))
+	rep := &x.rails.result
+	rep.Reset("r", guardrails.DirResult)
+	out, _ := rep.RewriteResult([]byte(`{"content":[]}`), x.rails.notes, x.rails.notesMore)
+	var got struct {
+		Meta map[string]struct {
+			Findings []json.RawMessage `json:"findings"`
+			More     int               `json:"more"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if a := got.Meta[guardrails.MetaKey]; len(a.Findings) != 32 || a.More != 29 {
+		t.Errorf("the annotation lists %d and counts %d more, want 32 and 29: %s", len(a.Findings), a.More, out)
 	}
 }

@@ -38,11 +38,15 @@ func (g *railer) checkRelayed(x *request, msg []byte, what string) (out []byte, 
 		x.rails.block(rep, what)
 		return nil, true
 	}
+	kept := 0
 	for _, f := range rep.Findings {
 		if (f.Action == guardrails.Flag || f.Action == guardrails.Redact) && len(x.rails.notes) < maxNotes {
 			x.rails.notes = append(x.rails.notes, f)
+			kept++
 		}
 	}
+	// Those past the notes (or past the report's list) are counted in the annotation.
+	x.rails.notesMore += rep.Marked() - kept
 	if rep.Redacted() {
 		return rep.Rewrite(msg), false
 	}
@@ -81,7 +85,7 @@ func (g *railer) checkResult(x *request, result []byte) (out, refusal []byte, er
 	}
 	if !rep.Blocked() && x.rails.blocked == nil {
 		// Redacted first: the structured content validated is the one the client gets.
-		out, _ = rep.RewriteResult(result, x.rails.notes)
+		out, _ = rep.RewriteResult(result, x.rails.notes, x.rails.notesMore)
 	}
 	tool := x.in.req.Method == upstreams.MethodToolsCall
 	switch {

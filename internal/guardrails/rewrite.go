@@ -32,9 +32,11 @@ const maxAnnotated = 32
 // RewriteResult returns raw (the result the check looked at) with the redactions applied, the
 // backend's own MetaKey member removed, and the flagged and redacted findings (those of the
 // check, then notes: what the notifications relayed before it had) named under MetaKey in
-// _meta. changed is false when there was nothing to do, and raw is returned as it is.
-func (r *Report) RewriteResult(raw []byte, notes []Finding) (out []byte, changed bool) {
+// _meta; notesMore counts the notifications' flagged and redacted findings not in notes. changed is
+// false when there was nothing to do, and raw is returned as it is.
+func (r *Report) RewriteResult(raw []byte, notes []Finding, notesMore int) (out []byte, changed bool) {
 	items, more := r.annotated(notes)
+	more += notesMore
 	if len(r.edits) == 0 && len(items) == 0 && more == 0 && r.own.end == 0 {
 		return raw, false
 	}
@@ -79,12 +81,7 @@ func (r *Report) RewriteResult(raw []byte, notes []Finding) (out []byte, changed
 // first findings were only logged is still annotated with what was redacted or flagged after
 // them.
 func (r *Report) annotated(notes []Finding) (items []annotationItem, more int) {
-	total, listed := 0, 0
-	for d, n := range r.Counts {
-		if a := r.acts[d]; a == Flag || a == Redact {
-			total += int(n)
-		}
-	}
+	total, listed := r.Marked(), 0
 	add := func(f *Finding, source string) {
 		if f.Action != Flag && f.Action != Redact {
 			return
@@ -106,6 +103,18 @@ func (r *Report) annotated(notes []Finding) (items []annotationItem, more int) {
 		add(&notes[k], "notification")
 	}
 	return items, more + max(total-listed, 0)
+}
+
+// Marked counts the report's flagged and redacted findings, listed in Findings or not: what
+// an annotation names or counts.
+func (r *Report) Marked() int {
+	n := 0
+	for d, c := range r.Counts {
+		if a := r.acts[d]; a == Flag || a == Redact {
+			n += int(c)
+		}
+	}
+	return n
 }
 
 // removeMember is the edit that removes the member raw[m.start:m.end] from its object, with

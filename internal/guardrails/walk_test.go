@@ -22,7 +22,7 @@ func TestRedactResult(t *testing.T) {
 	if rep.Action != Redact || rep.Err != nil {
 		t.Fatalf("action %v err %v", rep.Action, rep.Err)
 	}
-	out, changed := rep.RewriteResult([]byte(result), nil)
+	out, changed := rep.RewriteResult([]byte(result), nil, 0)
 	if !changed {
 		t.Fatal("nothing rewritten")
 	}
@@ -59,7 +59,7 @@ func TestEscapedStrings(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			raw := `{"content":[{"type":"text","text":"` + c.text + `"}]}`
 			rep := r.ScanResult([]byte(raw))
-			out, _ := rep.RewriteResult([]byte(raw), nil)
+			out, _ := rep.RewriteResult([]byte(raw), nil, 0)
 			var got struct {
 				Content []struct{ Text string } `json:"content"`
 			}
@@ -98,7 +98,7 @@ func windowAt(t *testing.T, r *Rule, at int, pad string) {
 	if rep.Counts[DetAWSAccessKey] != 1 || rep.Counts[DetEmail] != 1 {
 		t.Fatalf("at %d: counts aws %d email %d", at, rep.Counts[DetAWSAccessKey], rep.Counts[DetEmail])
 	}
-	out, _ := rep.RewriteResult([]byte(raw), nil)
+	out, _ := rep.RewriteResult([]byte(raw), nil, 0)
 	var got struct{ Text string }
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("at %d: not JSON: %v", at, err)
@@ -145,7 +145,7 @@ func TestWindowStartsAfterContext(t *testing.T) {
 					if rep.Counts[tt.det] != 1 || others != 0 {
 						t.Fatalf("%s at %d%+d after %q: found %d, and %d others", tt.det, window, d, pad, rep.Counts[tt.det], others)
 					}
-					out, _ := rep.RewriteResult([]byte(raw), nil)
+					out, _ := rep.RewriteResult([]byte(raw), nil, 0)
 					if bytes.Contains(out, []byte(tt.match)) {
 						t.Fatalf("%s at %d%+d after %q: not redacted whole", tt.det, window, d, pad)
 					}
@@ -167,7 +167,7 @@ func TestSkippedAndOwned(t *testing.T) {
 	if !rep.Clean() {
 		t.Fatalf("findings in skipped values: %+v", rep.Findings)
 	}
-	out, changed := rep.RewriteResult([]byte(raw), nil)
+	out, changed := rep.RewriteResult([]byte(raw), nil, 0)
 	if !changed || strings.Contains(string(out), "forged") {
 		t.Fatalf("backend annotation kept: %s", out)
 	}
@@ -178,7 +178,7 @@ func TestSkippedAndOwned(t *testing.T) {
 	// Its annotation replaces the backend's.
 	raw2 := `{"content":[{"type":"text","text":"<|im_start|>"}],"_meta":{"` + MetaKey + `":{"forged":true},"z":2}}`
 	rep = r.ScanResult([]byte(raw2))
-	out, _ = rep.RewriteResult([]byte(raw2), nil)
+	out, _ = rep.RewriteResult([]byte(raw2), nil, 0)
 	var got struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
@@ -207,7 +207,7 @@ func TestAnnotationPlacement(t *testing.T) {
 		`{"content":[{"type":"text","text":"https://evil.test"}],"\u005fmeta":null}`,
 	} {
 		rep := r.ScanResult([]byte(raw))
-		out, changed := rep.RewriteResult([]byte(raw), nil)
+		out, changed := rep.RewriteResult([]byte(raw), nil, 0)
 		var got struct {
 			Meta map[string]json.RawMessage `json:"_meta"`
 		}
@@ -232,7 +232,7 @@ func TestAnnotationPlacement(t *testing.T) {
 		`{"_meta":{"` + MetaKey + `":1, "x":1}}`,
 	} {
 		rep := r.ScanResult([]byte(raw))
-		out, _ := rep.RewriteResult([]byte(raw), nil)
+		out, _ := rep.RewriteResult([]byte(raw), nil, 0)
 		var v any
 		if err := json.Unmarshal(out, &v); err != nil || strings.Contains(string(out), MetaKey) {
 			t.Errorf("%s: %v: %s", raw, err, out)
@@ -253,7 +253,7 @@ func TestAnnotationPastListedFindings(t *testing.T) {
 		for _, meta := range []string{``, `,"_meta":{"k":1}`, `,"_meta":{}`, `,"_meta":null`, `,"_meta":{"k":1,"` + MetaKey + `":2}`} {
 			raw := `{"content":[{"type":"text","text":"` + logged + last + `"}]` + meta + `}`
 			rep := r.ScanResult([]byte(raw))
-			out, _ := rep.RewriteResult([]byte(raw), nil)
+			out, _ := rep.RewriteResult([]byte(raw), nil, 0)
 			if err := jsonrpc.Scan(out, jsonrpc.Limits{}); err != nil {
 				t.Fatalf("%s%s: %v: %s", last, meta, err, out[len(logged):])
 			}
@@ -358,7 +358,7 @@ func TestOwnedPassedOverAtAnyDepth(t *testing.T) {
 	if rep.Err != nil || !rep.Clean() {
 		t.Fatalf("err %v, findings %+v", rep.Err, rep.Findings)
 	}
-	out, changed := rep.RewriteResult([]byte(raw), nil)
+	out, changed := rep.RewriteResult([]byte(raw), nil, 0)
 	var got struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
@@ -374,7 +374,7 @@ func TestAnnotationBounded(t *testing.T) {
 	r := e.Rule(KindTool, "b", "t")
 	raw := `{"content":[{"type":"text","text":"` + strings.Repeat("a@example.org ", 40) + `"}]}`
 	rep := r.ScanResult([]byte(raw))
-	out, _ := rep.RewriteResult([]byte(raw), nil)
+	out, _ := rep.RewriteResult([]byte(raw), nil, 0)
 	var got struct {
 		Meta map[string]annotation `json:"_meta"`
 	}
@@ -400,7 +400,7 @@ func TestAnnotationShape(t *testing.T) {
 	raw := `{"content":[{"type":"text","text":"see https://evil.test/x, mail a@example.org"}]}`
 	rep := r.ScanResult([]byte(raw))
 	note := Finding{Detector: DetGitHubToken, Action: Redact, Path: "/params/message"}
-	out, changed := rep.RewriteResult([]byte(raw), []Finding{note})
+	out, changed := rep.RewriteResult([]byte(raw), []Finding{note}, 0)
 	var got struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
