@@ -20,18 +20,32 @@ import (
 // checkNotification checks one relayed notification (the whole message): it returns the
 // message to relay (redacted where a rule redacts), or drop when a rule blocks it.
 func (g *railer) checkNotification(x *request, msg []byte) (out []byte, drop bool) {
-	return g.checkRelayed(x, msg, "")
+	return g.checkRelayed(x, msg, "", clientEcho(x))
+}
+
+// clientEcho is what the client sent that a backend's message to it carries back as it was: the
+// request's id and progress token, its own handles, which are not the backend's text.
+func clientEcho(x *request) *guardrails.Echo {
+	e := &guardrails.Echo{}
+	if x.in.req != nil {
+		e.ID = x.in.req.ID
+	}
+	if x.in.meta != nil {
+		e.ProgressToken = x.in.meta.ProgressToken
+	}
+	return e
 }
 
 // checkRelayed is checkNotification of anything relayed to the client while the request runs;
-// what names it in the refusal of the result when it is blocked (empty: a notification).
-func (g *railer) checkRelayed(x *request, msg []byte, what string) (out []byte, drop bool) {
+// what names it in the refusal of the result when it is blocked (empty: a notification); e
+// what the client sent that it carries back (nil for params alone).
+func (g *railer) checkRelayed(x *request, msg []byte, what string, e *guardrails.Echo) (out []byte, drop bool) {
 	rule := x.rails.rule
 	if !rule.ScansResults() {
 		return msg, false
 	}
 	start := g.now()
-	rep := rule.ScanNotification(msg)
+	rep := rule.ScanRelayed(msg, e)
 	g.rec.Duration(metrics.CheckContent, guardrails.DirNotification, g.now().Sub(start))
 	g.record(x, rule, rep)
 	if rep.Blocked() {
@@ -204,8 +218,7 @@ func (g *railer) checkError(x *request, msg []byte) []byte {
 	if !rule.ScansResults() {
 		return msg
 	}
-	rep := rule.ScanResult(msg)
-	rep.Dir = guardrails.DirResult
+	rep := rule.ScanError(msg, clientEcho(x))
 	g.record(x, rule, rep)
 	switch {
 	case rep.Blocked():
