@@ -102,18 +102,19 @@ func (g *railer) checkResult(x *request, result []byte) (out, refusal []byte, er
 		out, _ = rep.RewriteResult(result, x.rails.notes, x.rails.notesMore)
 	}
 	tool := x.in.req.Method == upstreams.MethodToolsCall
-	switch {
+	switch a := rule.ValidateStructuredContent(); {
 	case out == nil || !tool:
-	case rule.ValidateStructuredContent() != guardrails.Off:
-		if err := g.validateStructured(x, out, rep, rule.ValidateStructuredContent()); err != nil {
-			return nil, nil, err
-		}
 	case rep.Redacted() && structuredChanged(result, out):
 		// The gateway never makes a result the protocol refuses: a structuredContent it
 		// redacted must still be what the tool's outputSchema declares (a number replaced
 		// with the marker is not), or a client that validates it (the TypeScript SDK's
-		// does) fails the call. Withheld instead, with the reason.
+		// does) fails the call. Withheld instead, with the reason, whatever the rule does
+		// with a backend's own violation (nothing, or log).
 		if err := g.validateStructured(x, out, rep, guardrails.Block); err != nil {
+			return nil, nil, err
+		}
+	case a != guardrails.Off:
+		if err := g.validateStructured(x, out, rep, a); err != nil {
 			return nil, nil, err
 		}
 	}
