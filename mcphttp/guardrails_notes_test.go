@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/metrics"
 )
 
@@ -64,5 +65,34 @@ func TestNotificationNotesBounded(t *testing.T) {
 	}
 	if a := got.Meta[guardrails.MetaKey]; len(a.Findings) != 32 || a.More != 29 {
 		t.Errorf("the annotation lists %d and counts %d more, want 32 and 29: %s", len(a.Findings), a.More, out)
+	}
+}
+
+// TestBackendErrorActions: a backend's JSON-RPC error is relayed as it is where a rule flags
+// what it holds (an error has no _meta to name it in), redacted where it redacts, and replaced
+// with the gateway's own error, the backend's text gone, where it blocks (docs/guardrails.md).
+func TestBackendErrorActions(t *testing.T) {
+	rec, err := metrics.NewGuardrails(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := []byte(`{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"mail a@example.org"}}`)
+	for action, want := range map[string]string{
+		"flag":   string(msg),
+		"redact": `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"mail [REDACTED:email]"}}`,
+		"block":  `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"Refused by guardrail rule \"r\": found pii (email) in the backend's error at /error/message"}}`,
+	} {
+		engine, err := guardrails.New(&guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "r", Tools: []string{"*"},
+			Results: guardrails.DirectionConfig{PII: action}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := &railer{engine: engine, rec: rec, log: slog.New(slog.DiscardHandler), now: time.Now}
+		x := &request{}
+		x.in.req = &jsonrpc.Request{ID: []byte(`7`)}
+		x.rails = g.state(engine.Rule(guardrails.KindTool, "be", "t"))
+		if got := string(g.checkError(x, msg)); got != want {
+			t.Errorf("%s: %s, want %s", action, got, want)
+		}
 	}
 }
