@@ -32,17 +32,19 @@ func TestGuardrailsClientHandlesEchoed(t *testing.T) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 		}
 	}
-	be := mcptest.StartServer(t, "be",
+	tools := []mcptest.Option{
 		mcptest.WithTool(&mcp.Tool{Name: "tick", InputSchema: obj}, tick(func(p any) any { return p })),
 		mcptest.WithTool(&mcp.Tool{Name: "tick_other", InputSchema: obj}, tick(func(any) any { return railAWSKey })),
 		mcptest.WithTool(&mcp.Tool{Name: "fail", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return nil, &jsonrpc.Error{Code: -32603, Message: "the tool broke"}
-		}))
+		})}
+	be := mcptest.StartServer(t, "be", tools...)
+	old := mcptest.StartLegacyServer(t, "old", tools...) // a 2025-11-25 backend
 	gw := startTestGateway(t, func(c *Config) {
 		c.Legacy.Enabled = true
 		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "out", Tools: []string{"*"},
 			Results: guardrails.DirectionConfig{Secrets: "block", PII: "block"}}}}
-	}, be)
+	}, be, old)
 	url := "http://" + gw.MCP + "/mcp"
 	call := func(id, tool, token string) *mcptest.Response {
 		t.Helper()
@@ -50,19 +52,25 @@ func TestGuardrailsClientHandlesEchoed(t *testing.T) {
 		if token != "" {
 			meta += `,"progressToken":` + token
 		}
-		return mcptest.Do(t, "POST", url, mcptest.RequestHeaders("tools/call", "be__"+tool),
-			`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"_meta":{`+meta+`},"name":"be__`+tool+`","arguments":{}}}`)
+		return mcptest.Do(t, "POST", url, mcptest.RequestHeaders("tools/call", tool),
+			`{"jsonrpc":"2.0","id":`+id+`,"method":"tools/call","params":{"_meta":{`+meta+`},"name":"`+tool+`","arguments":{}}}`)
 	}
 	handles := []string{`"q8Zr4Lm2Xt7Vb1Nc9Kp3Wd6Hs0Jf5Gy"`, `"V1StGXR8Z5jdHi6BmyTq9w"`, `4111111111111111`}
 	for _, h := range handles {
-		r := call("1", "tick", h)
+		r := call("1", "old__tick", h)
+		if res := string(r.RPC.Result); r.Status != http.StatusOK || !strings.Contains(res, `"done"`) || strings.Contains(res, "Refused") {
+			t.Errorf("a 2025-11-25 backend's progress named by the client's token %s: %d %s", h, r.Status, r.Body)
+		}
+		r = call("1", "be__tick", h)
 		if res := string(r.RPC.Result); r.Status != http.StatusOK || !strings.Contains(res, `"done"`) || strings.Contains(res, "Refused") ||
 			!strings.Contains(string(r.Body), `"progressToken":`+h) {
 			t.Errorf("progress named by the client's token %s: %d %s", h, r.Status, r.Body)
 		}
-		r = call(h, "fail", "")
-		if e := r.RPC.Error; e == nil || e.Message != "the tool broke" || string(r.RPC.ID) != h {
-			t.Errorf("the backend's error to the request with id %s: %d %s", h, r.Status, r.Body)
+		for _, fail := range []string{"be__fail", "old__fail"} {
+			r = call(h, fail, "")
+			if e := r.RPC.Error; e == nil || e.Message != "the tool broke" || string(r.RPC.ID) != h {
+				t.Errorf("%s's error to the request with id %s: %d %s", fail, h, r.Status, r.Body)
+			}
 		}
 	}
 	// A 2025-11-25 client through the pre-2026 edge, with a random token of its own.
@@ -86,7 +94,7 @@ func TestGuardrailsClientHandlesEchoed(t *testing.T) {
 		t.Error("a 2025-11-25 client got no progress")
 	}
 	// Another token in a progress notification is the backend's, and checked.
-	r := call("1", "tick_other", handles[0])
+	r := call("1", "be__tick_other", handles[0])
 	if res := string(r.RPC.Result); !strings.Contains(res, "Refused by guardrail") || strings.Contains(string(r.Body), railAWSKey) {
 		t.Errorf("a credential as another progress token: %d %s", r.Status, r.Body)
 	}
