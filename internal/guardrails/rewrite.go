@@ -108,6 +108,9 @@ func (r *Report) annotated(notes []Finding) (items []annotationItem, more int) {
 // Marked counts the report's flagged and redacted findings, listed in Findings or not: what
 // an annotation names or counts.
 func (r *Report) Marked() int {
+	if r.Action < Flag {
+		return 0 // nothing found beyond what was logged: the typical result
+	}
 	n := 0
 	for d, c := range r.Counts {
 		if a := r.acts[d]; a == Flag || a == Redact {
