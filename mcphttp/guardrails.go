@@ -44,9 +44,12 @@ type railer struct {
 // notifications relayed so far had (flagged findings the result names, a blocked one that
 // withholds it).
 type railState struct {
-	rule    *guardrails.Rule
-	notes   []guardrails.Finding
-	blocked *guardrails.Finding
+	rule  *guardrails.Rule
+	notes []guardrails.Finding
+	// notesMore counts the flagged and redacted findings of notifications not in notes, which
+	// the annotation counts.
+	notesMore int
+	blocked   *guardrails.Finding
 	// blockedIn names what blocked was found in, for the refusal: empty for a notification.
 	blockedIn string
 	failed    bool
@@ -158,8 +161,8 @@ func (g *railer) checkRequest(x *request) (bool, error) {
 			return true, g.refuseRequest(x, refusalText(by, "the request's params"))
 		}
 	}
-	if !rep.Blocked() && kind == guardrails.KindTool && rule.ValidateArguments() != guardrails.Off {
-		if err := g.validateArguments(x, rule, rep); err != nil {
+	if a := argumentsAction(rule, rep); !rep.Blocked() && kind == guardrails.KindTool && a != guardrails.Off {
+		if err := g.validateArguments(x, rep, a, rule.ValidateArguments() != guardrails.Off); err != nil {
 			return false, err
 		}
 	}
@@ -316,25 +319,42 @@ func spliceMember(obj, old []byte, name string, val []byte) ([]byte, error) {
 	return append(out, '}'), err
 }
 
-// validateArguments is the schema guardrail on a tools/call's arguments, against the pinned
-// inputSchema when the backend is pinned and the tool has a pin, else the one its backend lists
-// to the caller. A tool whose schema cannot be had fails the check (closed).
-func (g *railer) validateArguments(x *request, rule *guardrails.Rule, rep *guardrails.Report) error {
+// argumentsAction is the action of the schema guardrail on a tools/call's arguments: the
+// rule's, or block when the check redacted them. Arguments the gateway redacted must still be
+// what the tool's inputSchema declares (a number replaced with the marker is a string), or the
+// backend would act on a value of a type it never accepts: refused instead, whatever the rule
+// does with a client's own violation (nothing, or log).
+func argumentsAction(rule *guardrails.Rule, rep *guardrails.Report) guardrails.Action {
+	if rep.Redacted() {
+		return guardrails.Block
+	}
+	return rule.ValidateArguments()
+}
+
+// validateArguments is the schema guardrail on a tools/call's arguments with action a, against
+// the pinned inputSchema when the backend is pinned and the tool has a pin, else the one its
+// backend lists to the caller. A tool whose schema cannot be had or used fails the check
+// (closed) when the rule validates arguments (validates); arguments checked only because they
+// were redacted are then forwarded, as they are under a rule that validates nothing.
+func (g *railer) validateArguments(x *request, rep *guardrails.Report, a guardrails.Action, validates bool) error {
 	start := g.now()
 	defer func() { g.rec.Duration(metrics.CheckSchema, guardrails.DirArguments, g.now().Sub(start)) }()
 	cs, err := g.schema(x, false)
 	if err != nil {
 		return err
 	}
-	a := rule.ValidateArguments()
 	if cs == nil {
+		if !validates {
+			return nil
+		}
 		rep.Add(guardrails.DetInvalidArguments, a, "", "the tool's input schema is not known to the gateway")
 		return nil
 	}
 	v, verr := cs.Validate(x.in.params.Arguments)
 	switch {
-	case verr != nil:
+	case verr != nil && validates:
 		rep.Add(guardrails.DetInvalidArguments, a, "", "the tool's input schema cannot be used")
+	case verr != nil:
 	case v != nil:
 		rep.Add(guardrails.DetInvalidArguments, a, v.Path, v.Problem)
 	}

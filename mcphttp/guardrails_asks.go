@@ -41,7 +41,7 @@ func (g *railer) checkAsk(x *request, params json.RawMessage) (json.RawMessage, 
 	if !x.rails.rule.ScansResults() {
 		return params, true
 	}
-	out, drop := g.checkRelayed(x, params, askWhat)
+	out, drop := g.checkRelayed(x, params, askWhat, nil)
 	return out, !drop
 }
 

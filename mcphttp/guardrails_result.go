@@ -20,29 +20,47 @@ import (
 // checkNotification checks one relayed notification (the whole message): it returns the
 // message to relay (redacted where a rule redacts), or drop when a rule blocks it.
 func (g *railer) checkNotification(x *request, msg []byte) (out []byte, drop bool) {
-	return g.checkRelayed(x, msg, "")
+	return g.checkRelayed(x, msg, "", clientEcho(x))
+}
+
+// clientEcho is what the client sent that a backend's message to it carries back as it was: the
+// request's id and progress token, its own handles, which are not the backend's text.
+func clientEcho(x *request) *guardrails.Echo {
+	e := &guardrails.Echo{}
+	if x.in.req != nil {
+		e.ID = x.in.req.ID
+	}
+	if x.in.meta != nil {
+		e.ProgressToken = x.in.meta.ProgressToken
+	}
+	return e
 }
 
 // checkRelayed is checkNotification of anything relayed to the client while the request runs;
-// what names it in the refusal of the result when it is blocked (empty: a notification).
-func (g *railer) checkRelayed(x *request, msg []byte, what string) (out []byte, drop bool) {
+// what names it in the refusal of the result when it is blocked (empty: a notification); e
+// what the client sent that it carries back (nil for params alone).
+func (g *railer) checkRelayed(x *request, msg []byte, what string, e *guardrails.Echo) (out []byte, drop bool) {
 	rule := x.rails.rule
 	if !rule.ScansResults() {
 		return msg, false
 	}
 	start := g.now()
-	rep := rule.ScanNotification(msg)
+	rep := rule.ScanRelayed(msg, e)
 	g.rec.Duration(metrics.CheckContent, guardrails.DirNotification, g.now().Sub(start))
 	g.record(x, rule, rep)
 	if rep.Blocked() {
 		x.rails.block(rep, what)
 		return nil, true
 	}
+	kept := 0
 	for _, f := range rep.Findings {
 		if (f.Action == guardrails.Flag || f.Action == guardrails.Redact) && len(x.rails.notes) < maxNotes {
 			x.rails.notes = append(x.rails.notes, f)
+			kept++
 		}
 	}
+	// Those past the notes (or past the report's list) are counted in the annotation.
+	x.rails.notesMore += rep.Marked() - kept
 	if rep.Redacted() {
 		return rep.Rewrite(msg), false
 	}
@@ -81,21 +99,22 @@ func (g *railer) checkResult(x *request, result []byte) (out, refusal []byte, er
 	}
 	if !rep.Blocked() && x.rails.blocked == nil {
 		// Redacted first: the structured content validated is the one the client gets.
-		out, _ = rep.RewriteResult(result, x.rails.notes)
+		out, _ = rep.RewriteResult(result, x.rails.notes, x.rails.notesMore)
 	}
 	tool := x.in.req.Method == upstreams.MethodToolsCall
-	switch {
+	switch a := rule.ValidateStructuredContent(); {
 	case out == nil || !tool:
-	case rule.ValidateStructuredContent() != guardrails.Off:
-		if err := g.validateStructured(x, out, rep, rule.ValidateStructuredContent()); err != nil {
-			return nil, nil, err
-		}
 	case rep.Redacted() && structuredChanged(result, out):
 		// The gateway never makes a result the protocol refuses: a structuredContent it
 		// redacted must still be what the tool's outputSchema declares (a number replaced
 		// with the marker is not), or a client that validates it (the TypeScript SDK's
-		// does) fails the call. Withheld instead, with the reason.
+		// does) fails the call. Withheld instead, with the reason, whatever the rule does
+		// with a backend's own violation (nothing, or log).
 		if err := g.validateStructured(x, out, rep, guardrails.Block); err != nil {
+			return nil, nil, err
+		}
+	case a != guardrails.Off:
+		if err := g.validateStructured(x, out, rep, a); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -200,8 +219,7 @@ func (g *railer) checkError(x *request, msg []byte) []byte {
 	if !rule.ScansResults() {
 		return msg
 	}
-	rep := rule.ScanResult(msg)
-	rep.Dir = guardrails.DirResult
+	rep := rule.ScanError(msg, clientEcho(x))
 	g.record(x, rule, rep)
 	switch {
 	case rep.Blocked():

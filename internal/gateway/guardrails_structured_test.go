@@ -19,7 +19,8 @@ import (
 // text content; one whose redaction would not (a card number, declared an integer, replaced
 // with the marker string) is withheld with a refusal naming the place, never the value, rather
 // than relayed for a client that validates it (the TypeScript SDK's does) to fail the call.
-// Before, the client got {"card":"[REDACTED:payment-card]"} against {"card":{"type":"integer"}}.
+// Before, the client got {"card":"[REDACTED:payment-card]"} against {"card":{"type":"integer"}},
+// and still did where the rule's validate.structuredContent was log.
 func TestGuardrailsRedactedStructuredContent(t *testing.T) {
 	const card = 4111111111111111
 	out := func(prop string, typ string) *jsonschema.Schema {
@@ -36,14 +37,25 @@ func TestGuardrailsRedactedStructuredContent(t *testing.T) {
 			result(map[string]any{"card": card})),
 		mcptest.WithTool(&mcp.Tool{Name: "owner", InputSchema: &jsonschema.Schema{Type: "object"}, OutputSchema: out("owner", "string")},
 			result(map[string]any{"owner": railEmail})))
+	// The rule validates nothing, or only logs what fails the schema: either way a
+	// structuredContent the gateway redacted is held to the schema.
+	for _, validate := range []string{"", "log"} {
+		redactedStructured(t, be, validate)
+	}
+}
+
+// redactedStructured is TestGuardrailsRedactedStructuredContent under a rule whose
+// validate.structuredContent is validate.
+func redactedStructured(t *testing.T, be *mcptest.Server, validate string) {
 	gw, logs, stop := startLoggedGateway(t, func(c *Config) {
 		c.Auth.Disabled = true
 		c.Legacy.Enabled = true
 		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "pii", Tools: []string{"*"},
-			Results: guardrails.DirectionConfig{PII: "redact"}}}}
+			Validate: guardrails.ValidateConfig{StructuredContent: validate},
+			Results:  guardrails.DirectionConfig{PII: "redact"}}}}
 	}, be)
 	for _, version := range []string{"2026-07-28", "2025-11-25"} {
-		t.Run(version, func(t *testing.T) {
+		t.Run(version+"/validate="+validate, func(t *testing.T) {
 			cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion(version))
 			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "be__owner"})
 			if err != nil || res.IsError {

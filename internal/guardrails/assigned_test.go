@@ -39,7 +39,7 @@ func TestAssignedMembersAgreeWithText(t *testing.T) {
 			t.Errorf("%s: %v found %d times in the text and the structuredContent, want 2: %+v", c.name, c.det, rep.Counts[c.det], rep.Findings)
 			continue
 		}
-		out, _ := rep.RewriteResult([]byte(raw), nil)
+		out, _ := rep.RewriteResult([]byte(raw), nil, 0)
 		var got struct {
 			StructuredContent map[string]any `json:"structuredContent"`
 		}

@@ -243,8 +243,9 @@ func (c *Config) RuleIDs() []string {
 }
 
 // ValidatesSchemas reports whether any rule validates against tool schemas, or redacts
-// results (a structuredContent redacted is checked against the tool's outputSchema whatever
-// the rule validates): then the gateway keeps every listed tool's schemas in its tool index.
+// arguments or results (arguments or a structuredContent redacted are checked against the
+// tool's inputSchema or outputSchema whatever the rule validates): then the gateway keeps
+// every listed tool's schemas in its tool index.
 func (c *Config) ValidatesSchemas() bool {
 	if c == nil {
 		return false
@@ -253,7 +254,7 @@ func (c *Config) ValidatesSchemas() bool {
 		v := &c.Rules[i].Validate
 		a, _ := parseAction(orOff(v.Arguments))
 		o, _ := parseAction(orOff(v.StructuredContent))
-		if a != Off || o != Off || c.Rules[i].Results.redacts() {
+		if a != Off || o != Off || c.Rules[i].Results.redacts() || c.Rules[i].Arguments.redacts() {
 			return true
 		}
 	}

@@ -214,7 +214,7 @@ func (r *Rule) ScanArguments(args []byte) *Report {
 // ScanArgumentsInto is ScanArguments writing into rep, which is reset first: a caller that
 // keeps its reports (one per request and direction) allocates none for a clean check.
 func (r *Rule) ScanArgumentsInto(rep *Report, args []byte) {
-	r.scan(rep, args, &r.args, DirArguments, false)
+	r.scan(rep, args, &r.args, DirArguments, false, nil)
 }
 
 // ScanHandles runs the argument detectors other than high-entropy over raw, the JSON value of
@@ -231,7 +231,7 @@ func (r *Rule) ScanHandles(raw []byte) *Report {
 
 // ScanHandlesInto is ScanHandles writing into rep, which is reset first (as ScanArgumentsInto).
 func (r *Rule) ScanHandlesInto(rep *Report, raw []byte) {
-	r.scan(rep, raw, &r.handles, DirArguments, false)
+	r.scan(rep, raw, &r.handles, DirArguments, false, nil)
 }
 
 // ScanResult runs the result detectors over result (a backend's result object, or its JSON-RPC
@@ -244,32 +244,60 @@ func (r *Rule) ScanResult(result []byte) *Report {
 
 // ScanResultInto is ScanResult writing into rep, which is reset first (as ScanArgumentsInto).
 func (r *Rule) ScanResultInto(rep *Report, result []byte) {
-	r.scan(rep, result, &r.results, DirResult, true)
+	r.scan(rep, result, &r.results, DirResult, true, nil)
 }
 
 // ScanNotification runs the result detectors over params, a relayed notification's params.
 func (r *Rule) ScanNotification(params []byte) *Report {
+	return r.ScanRelayed(params, nil)
+}
+
+// Echo is what the client sent that a backend's message carries back to it: the request's id,
+// which the gateway writes into the backend's error response, and the request's progress token,
+// by which the backend names its progress notifications (as the client wrote it; the gateway
+// forwards it so). They are the client's own handles, random ones as often as not, which
+// high-entropy would take for credentials and a redaction would break (a client matches
+// progress and answers by them): where a message holds exactly that value in that place (the
+// message's id, its params' progressToken), it is not read as the backend's text. Any other
+// value there is the backend's, and is scanned.
+type Echo struct {
+	ID, ProgressToken []byte
+}
+
+// ScanRelayed runs the result detectors over msg, a whole notification relayed to the client
+// while the request runs (or, echo nil, the params of something relayed), passing over what
+// echo says the client sent.
+func (r *Rule) ScanRelayed(msg []byte, echo *Echo) *Report {
 	rep := &Report{}
-	r.scan(rep, params, &r.results, DirNotification, false)
+	r.scan(rep, msg, &r.results, DirNotification, false, echo)
 	return rep
 }
 
-func (r *Rule) scan(rep *Report, raw []byte, d *direction, dir Direction, result bool) {
-	r.scanOnce(rep, raw, d, dir, result)
+// ScanError runs the result detectors over msg, a backend's JSON-RPC error response as the
+// client would receive it, passing over what echo says the client sent (its id).
+func (r *Rule) ScanError(msg []byte, echo *Echo) *Report {
+	rep := &Report{}
+	r.scan(rep, msg, &r.results, DirResult, true, echo)
+	return rep
+}
+
+func (r *Rule) scan(rep *Report, raw []byte, d *direction, dir Direction, result bool, echo *Echo) {
+	r.scanOnce(rep, raw, d, dir, result, echo)
 	if !rep.Blocked() && !d.on.empty() {
-		r.disguised(raw, d, dir, result, rep) // ignorable.go
+		r.disguised(raw, d, dir, result, rep, echo) // ignorable.go
 	}
 }
 
-// scanOnce runs d's detectors over raw as it is, into rep (reset first).
-func (r *Rule) scanOnce(rep *Report, raw []byte, d *direction, dir Direction, result bool) {
+// scanOnce runs d's detectors over raw as it is, into rep (reset first), passing over what echo
+// (nil: nothing) says the client sent.
+func (r *Rule) scanOnce(rep *Report, raw []byte, d *direction, dir Direction, result bool, echo *Echo) {
 	rep.Reset(r.id, dir)
 	if len(raw) == 0 || d.on.empty() {
 		return
 	}
 	w := r.e.walker()
 	defer r.e.putWalker(w)
-	w.raw, w.stripMeta = raw, result
+	w.raw, w.stripMeta, w.echo = raw, result, echo
 	w.msg = msgScan{rep: rep, dir: d}
 	w.sc = &w.msg
 	w.ts.on, w.ts.hosts, w.ts.allowedLen = d.on, r.hosts, 0
@@ -293,7 +321,7 @@ func (e *Engine) walker() *walker {
 const maxPooledWindow = 2 * (windowStep + maxMatch)
 
 func (e *Engine) putWalker(w *walker) {
-	w.raw, w.sc, w.msg, w.ts.t, w.path = nil, nil, msgScan{}, nil, w.path[:0]
+	w.raw, w.sc, w.msg, w.ts.t, w.path, w.echo = nil, nil, msgScan{}, nil, w.path[:0], nil
 	if cap(w.win) > maxPooledWindow || cap(w.marks) > maxPooledWindow {
 		w.win, w.marks = nil, nil
 	}

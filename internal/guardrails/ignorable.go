@@ -182,13 +182,13 @@ func mayHoldIgnorable(raw []byte) int {
 
 // disguised reads raw again without its default-ignorable characters and adds to rep what
 // that reading finds beyond what rep holds, a redaction made a refusal.
-func (r *Rule) disguised(raw []byte, d *direction, dir Direction, result bool, rep *Report) {
+func (r *Rule) disguised(raw []byte, d *direction, dir Direction, result bool, rep *Report, echo *Echo) {
 	stripped, ok := stripIgnorable(raw)
 	if !ok {
 		return
 	}
 	again := &Report{}
-	r.scanOnce(again, stripped, d, dir, result)
+	r.scanOnce(again, stripped, d, dir, result, echo)
 	if again.Err != nil && rep.Err == nil {
 		rep.Err = again.Err
 	}

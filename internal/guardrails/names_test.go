@@ -28,7 +28,7 @@ func TestMemberNamesScanned(t *testing.T) {
 			t.Errorf("result %s: %v", result, rep.Action)
 		}
 		rep = flag.ScanResult([]byte(result))
-		out, _ := rep.RewriteResult([]byte(result), nil)
+		out, _ := rep.RewriteResult([]byte(result), nil, 0)
 		if rep.Action != Flag || !strings.Contains(string(out), `"path":"/structuredContent`) {
 			t.Errorf("flagged result %s: %v %s", result, rep.Action, out)
 		}

@@ -76,8 +76,8 @@ type Report struct {
 	Err error
 
 	edits []edit
-	// meta is the span of the result's _meta object, own that of the member of it the gateway
-	// owns (both zero when absent).
+	// meta is the span of the result's _meta object (or null), own that of the member of it
+	// the gateway owns (both zero when absent).
 	meta, own span
 }
 

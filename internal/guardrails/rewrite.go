@@ -32,15 +32,20 @@ const maxAnnotated = 32
 // RewriteResult returns raw (the result the check looked at) with the redactions applied, the
 // backend's own MetaKey member removed, and the flagged and redacted findings (those of the
 // check, then notes: what the notifications relayed before it had) named under MetaKey in
-// _meta. changed is false when there was nothing to do, and raw is returned as it is.
-func (r *Report) RewriteResult(raw []byte, notes []Finding) (out []byte, changed bool) {
+// _meta; notesMore counts the notifications' flagged and redacted findings not in notes. changed is
+// false when there was nothing to do, and raw is returned as it is.
+func (r *Report) RewriteResult(raw []byte, notes []Finding, notesMore int) (out []byte, changed bool) {
 	items, more := r.annotated(notes)
-	if len(r.edits) == 0 && len(items) == 0 && r.own.end == 0 {
+	more += notesMore
+	if len(r.edits) == 0 && len(items) == 0 && more == 0 && r.own.end == 0 {
 		return raw, false
 	}
 	edits := r.edits
 	var member []byte
-	if len(items) > 0 {
+	if len(items) > 0 || more > 0 {
+		if items == nil {
+			items = []annotationItem{} // a list, if empty, when every one is past those listed
+		}
 		v, _ := json.Marshal(annotation{Rule: r.Rule, Findings: items, More: more})
 		member = append([]byte(`"`+MetaKey+`":`), v...)
 	}
@@ -49,6 +54,11 @@ func (r *Report) RewriteResult(raw []byte, notes []Finding) (out []byte, changed
 		edits = append(edits, edit{start: r.own.start, end: r.own.end, text: member})
 	case r.own.end > 0:
 		edits = append(edits, removeMember(raw, r.own))
+	case member == nil:
+	case r.meta.end > 0 && raw[r.meta.start] == 'n':
+		// A _meta of null becomes the annotation's: a second _meta beside it would be a
+		// duplicate member, and a client that keeps the last would read null.
+		edits = append(edits, edit{start: r.meta.start, end: r.meta.end, text: append(append([]byte{'{'}, member...), '}')})
 	case r.meta.end > 0:
 		at := r.meta.start + 1
 		if raw[skipWS(raw, at)] != '}' {
@@ -66,11 +76,18 @@ func (r *Report) RewriteResult(raw []byte, notes []Finding) (out []byte, changed
 	return apply(raw, edits), true
 }
 
-// annotated lists the findings a result's annotation names: flagged and redacted ones.
+// annotated lists the findings a result's annotation names: flagged and redacted ones. more
+// counts those not listed, those past the report's recorded findings included: a result whose
+// first findings were only logged is still annotated with what was redacted or flagged after
+// them.
 func (r *Report) annotated(notes []Finding) (items []annotationItem, more int) {
+	total, listed := r.Marked(), 0
 	add := func(f *Finding, source string) {
 		if f.Action != Flag && f.Action != Redact {
 			return
+		}
+		if source == "" {
+			listed++
 		}
 		if len(items) >= maxAnnotated {
 			more++
@@ -85,7 +102,22 @@ func (r *Report) annotated(notes []Finding) (items []annotationItem, more int) {
 	for k := range notes {
 		add(&notes[k], "notification")
 	}
-	return items, more
+	return items, more + max(total-listed, 0)
+}
+
+// Marked counts the report's flagged and redacted findings, listed in Findings or not: what
+// an annotation names or counts.
+func (r *Report) Marked() int {
+	if r.Action < Flag {
+		return 0 // nothing found beyond what was logged: the typical result
+	}
+	n := 0
+	for d, c := range r.Counts {
+		if a := r.acts[d]; a == Flag || a == Redact {
+			n += int(c)
+		}
+	}
+	return n
 }
 
 // removeMember is the edit that removes the member raw[m.start:m.end] from its object, with

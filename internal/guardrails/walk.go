@@ -58,6 +58,8 @@ type walker struct {
 	// stripMeta: the text is a result, whose _meta member MetaKey is the gateway's (not
 	// scanned, and replaced).
 	stripMeta bool
+	// echo is what the client sent that the message carries back (nil: nothing), passed over.
+	echo *Echo
 }
 
 // pathElem is one step of the path to a string: a member name (raw, as in the JSON text) or
@@ -155,19 +157,33 @@ func (w *walker) array(i, depth int) (int, error) {
 // not text to scan: binary content or opaque state where the protocol puts them (opaque.go),
 // and in a result the member of _meta the gateway owns (replaced by its own annotation).
 func (w *walker) skipValue(key []byte, obj, v, depth int) bool {
-	if w.opaque(key, obj, v, depth) {
+	if w.opaque(key, obj, v, depth) || w.echo != nil && w.echoed(key, v, depth) {
 		return true
 	}
 	return w.stripMeta && depth == 2 && len(w.path) == 1 && keyIs(w.path[0].key, "_meta") && keyIs(key, MetaKey)
 }
 
+// echoed reports whether the member key, whose value starts at raw[v], is one the client sent
+// that the message carries back as it was (Echo): the message's id, its params' progressToken.
+func (w *walker) echoed(key []byte, v, depth int) bool {
+	var want []byte
+	switch {
+	case depth == 1 && keyIs(key, "id"):
+		want = w.echo.ID
+	case depth == 2 && len(w.path) == 1 && keyIs(w.path[0].key, "params") && keyIs(key, "progressToken"):
+		want = w.echo.ProgressToken
+	}
+	return want != nil && bytes.Equal(w.raw[v:jsonrpc.ValueEnd(w.raw, v)], want)
+}
+
 // layout records where the result's _meta is and where the member of it the gateway owns is,
 // for the rewrite (rewrite.go): a member at depth 1 named _meta, whose value is
-// raw[start:end]; a skipped member of it that is the gateway's, from its key at raw[key].
+// raw[start:end] (an object, or null, which the annotation replaces); a skipped member of it
+// that is the gateway's, from its key at raw[key].
 func (w *walker) layout(depth int, name []byte, key, start, end int, skipped bool) {
 	switch {
 	case !w.stripMeta:
-	case depth == 1 && keyIs(name, "_meta") && w.raw[start] == '{':
+	case depth == 1 && keyIs(name, "_meta") && (w.raw[start] == '{' || w.raw[start] == 'n'):
 		w.sc.rep.meta = span{start, end}
 	case depth == 2 && skipped && keyIs(name, MetaKey):
 		w.sc.rep.own = span{key, end}

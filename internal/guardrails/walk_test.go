@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 )
 
 // The walker and the rewrite: what a JSON text's strings hold is found wherever it is and
@@ -20,7 +22,7 @@ func TestRedactResult(t *testing.T) {
 	if rep.Action != Redact || rep.Err != nil {
 		t.Fatalf("action %v err %v", rep.Action, rep.Err)
 	}
-	out, changed := rep.RewriteResult([]byte(result), nil)
+	out, changed := rep.RewriteResult([]byte(result), nil, 0)
 	if !changed {
 		t.Fatal("nothing rewritten")
 	}
@@ -57,7 +59,7 @@ func TestEscapedStrings(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			raw := `{"content":[{"type":"text","text":"` + c.text + `"}]}`
 			rep := r.ScanResult([]byte(raw))
-			out, _ := rep.RewriteResult([]byte(raw), nil)
+			out, _ := rep.RewriteResult([]byte(raw), nil, 0)
 			var got struct {
 				Content []struct{ Text string } `json:"content"`
 			}
@@ -96,7 +98,7 @@ func windowAt(t *testing.T, r *Rule, at int, pad string) {
 	if rep.Counts[DetAWSAccessKey] != 1 || rep.Counts[DetEmail] != 1 {
 		t.Fatalf("at %d: counts aws %d email %d", at, rep.Counts[DetAWSAccessKey], rep.Counts[DetEmail])
 	}
-	out, _ := rep.RewriteResult([]byte(raw), nil)
+	out, _ := rep.RewriteResult([]byte(raw), nil, 0)
 	var got struct{ Text string }
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("at %d: not JSON: %v", at, err)
@@ -143,7 +145,7 @@ func TestWindowStartsAfterContext(t *testing.T) {
 					if rep.Counts[tt.det] != 1 || others != 0 {
 						t.Fatalf("%s at %d%+d after %q: found %d, and %d others", tt.det, window, d, pad, rep.Counts[tt.det], others)
 					}
-					out, _ := rep.RewriteResult([]byte(raw), nil)
+					out, _ := rep.RewriteResult([]byte(raw), nil, 0)
 					if bytes.Contains(out, []byte(tt.match)) {
 						t.Fatalf("%s at %d%+d after %q: not redacted whole", tt.det, window, d, pad)
 					}
@@ -165,7 +167,7 @@ func TestSkippedAndOwned(t *testing.T) {
 	if !rep.Clean() {
 		t.Fatalf("findings in skipped values: %+v", rep.Findings)
 	}
-	out, changed := rep.RewriteResult([]byte(raw), nil)
+	out, changed := rep.RewriteResult([]byte(raw), nil, 0)
 	if !changed || strings.Contains(string(out), "forged") {
 		t.Fatalf("backend annotation kept: %s", out)
 	}
@@ -176,7 +178,7 @@ func TestSkippedAndOwned(t *testing.T) {
 	// Its annotation replaces the backend's.
 	raw2 := `{"content":[{"type":"text","text":"<|im_start|>"}],"_meta":{"` + MetaKey + `":{"forged":true},"z":2}}`
 	rep = r.ScanResult([]byte(raw2))
-	out, _ = rep.RewriteResult([]byte(raw2), nil)
+	out, _ = rep.RewriteResult([]byte(raw2), nil, 0)
 	var got struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
@@ -186,7 +188,10 @@ func TestSkippedAndOwned(t *testing.T) {
 }
 
 // The annotation goes into an existing _meta, or a new one, and the result stays valid JSON
-// whatever its shape.
+// whatever its shape. A _meta of null (no _meta, which the protocol allows) is replaced: a
+// second _meta beside it would be a duplicate member, and a client whose parser keeps the last
+// one (JSON.parse, Python's json, Go's encoding/json) would read null and never see what was
+// flagged.
 func TestAnnotationPlacement(t *testing.T) {
 	e := testEngine(t, everything("flag"))
 	r := e.Rule(KindTool, "b", "t")
@@ -196,13 +201,20 @@ func TestAnnotationPlacement(t *testing.T) {
 		`{"_meta":{"k":"v"},"content":[{"type":"text","text":"https://evil.test"}]}`,
 		` { "content" : [ { "type" : "text" , "text" : "https://evil.test" } ] , "_meta" : { "` + MetaKey + `" : 1 } } `,
 		`{"_meta":{"` + MetaKey + `":1,"k":2},"content":[{"type":"text","text":"https://evil.test"}]}`,
+		`{"content":[{"type":"text","text":"https://evil.test"}],"_meta":null}`,
+		`{"_meta":null,"content":[{"type":"text","text":"https://evil.test"}]}`,
+		`{"content":[{"type":"text","text":"https://evil.test"}], "_meta" : null }`,
+		`{"content":[{"type":"text","text":"https://evil.test"}],"\u005fmeta":null}`,
 	} {
 		rep := r.ScanResult([]byte(raw))
-		out, changed := rep.RewriteResult([]byte(raw), nil)
+		out, changed := rep.RewriteResult([]byte(raw), nil, 0)
 		var got struct {
 			Meta map[string]json.RawMessage `json:"_meta"`
 		}
 		var a annotation
+		if err := jsonrpc.Scan(out, jsonrpc.Limits{}); err != nil {
+			t.Fatalf("%s: %v: %s", raw, err, out) // a duplicate _meta included
+		}
 		if err := json.Unmarshal(out, &got); err != nil || !changed {
 			t.Fatalf("%s: %v: %s", raw, err, out)
 		}
@@ -220,10 +232,41 @@ func TestAnnotationPlacement(t *testing.T) {
 		`{"_meta":{"` + MetaKey + `":1, "x":1}}`,
 	} {
 		rep := r.ScanResult([]byte(raw))
-		out, _ := rep.RewriteResult([]byte(raw), nil)
+		out, _ := rep.RewriteResult([]byte(raw), nil, 0)
 		var v any
 		if err := json.Unmarshal(out, &v); err != nil || strings.Contains(string(out), MetaKey) {
 			t.Errorf("%s: %v: %s", raw, err, out)
+		}
+	}
+}
+
+// What a result had redacted or flagged is in its annotation even past the findings a report
+// lists (its first 64): after as many that were only logged, a redaction is counted (more), and
+// the result, whatever its _meta, stays one valid JSON object. It used to be named nowhere, and
+// a _meta with members became {,"k":1}, which no client parses.
+func TestAnnotationPastListedFindings(t *testing.T) {
+	cfg := &Config{Rules: []RuleConfig{{ID: "r", Tools: []string{"*"},
+		Results: DirectionConfig{Secrets: "log", PII: "redact", Injection: "flag"}}}}
+	r := testEngine(t, cfg).Rule(KindTool, "b", "t")
+	logged := strings.Repeat("AKIAIOSFODNN7EXAMPLE ", maxRecorded)
+	for _, last := range []string{"bob@example.org", "<|im_start|>"} {
+		for _, meta := range []string{``, `,"_meta":{"k":1}`, `,"_meta":{}`, `,"_meta":null`, `,"_meta":{"k":1,"` + MetaKey + `":2}`} {
+			raw := `{"content":[{"type":"text","text":"` + logged + last + `"}]` + meta + `}`
+			rep := r.ScanResult([]byte(raw))
+			out, _ := rep.RewriteResult([]byte(raw), nil, 0)
+			if err := jsonrpc.Scan(out, jsonrpc.Limits{}); err != nil {
+				t.Fatalf("%s%s: %v: %s", last, meta, err, out[len(logged):])
+			}
+			var got struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			}
+			var a annotation
+			if err := json.Unmarshal(out, &got); err != nil || json.Unmarshal(got.Meta[MetaKey], &a) != nil {
+				t.Fatalf("%s%s: %v: %s", last, meta, err, out[len(logged):])
+			}
+			if a.Rule != "r" || a.More != 1 || a.Findings == nil {
+				t.Errorf("%s%s: annotation %+v: %s", last, meta, a, out[len(logged):])
+			}
 		}
 	}
 }
@@ -315,7 +358,7 @@ func TestOwnedPassedOverAtAnyDepth(t *testing.T) {
 	if rep.Err != nil || !rep.Clean() {
 		t.Fatalf("err %v, findings %+v", rep.Err, rep.Findings)
 	}
-	out, changed := rep.RewriteResult([]byte(raw), nil)
+	out, changed := rep.RewriteResult([]byte(raw), nil, 0)
 	var got struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
@@ -331,7 +374,7 @@ func TestAnnotationBounded(t *testing.T) {
 	r := e.Rule(KindTool, "b", "t")
 	raw := `{"content":[{"type":"text","text":"` + strings.Repeat("a@example.org ", 40) + `"}]}`
 	rep := r.ScanResult([]byte(raw))
-	out, _ := rep.RewriteResult([]byte(raw), nil)
+	out, _ := rep.RewriteResult([]byte(raw), nil, 0)
 	var got struct {
 		Meta map[string]annotation `json:"_meta"`
 	}
@@ -357,7 +400,7 @@ func TestAnnotationShape(t *testing.T) {
 	raw := `{"content":[{"type":"text","text":"see https://evil.test/x, mail a@example.org"}]}`
 	rep := r.ScanResult([]byte(raw))
 	note := Finding{Detector: DetGitHubToken, Action: Redact, Path: "/params/message"}
-	out, changed := rep.RewriteResult([]byte(raw), []Finding{note})
+	out, changed := rep.RewriteResult([]byte(raw), []Finding{note}, 0)
 	var got struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
