@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
 )
@@ -70,19 +71,10 @@ func TestDeployStreamsUnbuffered(t *testing.T) {
 // whose key ring no longer holds the key that sealed a state refuses it with -32602.
 func TestDeployConfirmationsAcrossReplicas(t *testing.T) {
 	iss := newIssuer(t)
-	redis := testredis.Start(t)
 	alpha := mcptest.StartServer(t, "alpha")
-	replica := func(keys []KeyConfig) Listeners {
-		return startTestGateway(t, func(c *Config) {
-			trustIssuers(c, iss)
-			c.MRTR.Keys = keys
-			c.Redis.URL = redis.URL()
-			c.Auth.Policy.Rules = []authz.RuleConfig{
-				{ID: "confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm}}
-		}, alpha)
-	}
+	replica := confirmingReplicas(t, iss, alpha)
 	newKey := KeyConfig{ID: "k2", Secret: Secret{Value: "another-test-only-secret-of-32-bytes!!"}}
-	a, b, rotated := replica(testKeys), replica(testKeys), replica([]KeyConfig{newKey})
+	a, b, rotated := replica(testKeys...), replica(testKeys...), replica(newKey)
 	alice := mintFor(t, iss, "alice")
 	state := askConfirmation(t, a, alice)
 	if _, r := rawCall(t, a, alice, "alpha__echo", `{"text":"pay 10"}`, approve(state)); r.Error != nil || r.Result.IsError {
@@ -108,17 +100,8 @@ func TestDeployConfirmationsAcrossReplicas(t *testing.T) {
 // sealed. A ring of open-only keys alone is refused.
 func TestDeployKeyRotationAcrossReplicas(t *testing.T) {
 	iss := newIssuer(t)
-	redis := testredis.Start(t)
 	alpha := mcptest.StartServer(t, "alpha")
-	replica := func(keys ...KeyConfig) Listeners {
-		return startTestGateway(t, func(c *Config) {
-			trustIssuers(c, iss)
-			c.MRTR.Keys = keys
-			c.Redis.URL = redis.URL()
-			c.Auth.Policy.Rules = []authz.RuleConfig{
-				{ID: "confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm}}
-		}, alpha)
-	}
+	replica := confirmingReplicas(t, iss, alpha)
 	old := testKeys[0]
 	cur := KeyConfig{ID: "k2", Secret: Secret{Value: "another-test-only-secret-of-32-bytes!!"}}
 	openOnly := cur
@@ -148,6 +131,21 @@ func TestDeployKeyRotationAcrossReplicas(t *testing.T) {
 	cfg.MRTR.Keys = []KeyConfig{openOnly}
 	if err := cfg.validate(); err == nil || !strings.Contains(err.Error(), "mrtr.keys: every key is openOnly") {
 		t.Errorf("only open-only keys: %v, want mrtr.keys refused", err)
+	}
+}
+
+// confirmingReplicas returns a function starting a replica with the given MRTR keys, all of them
+// sharing one Redis, trusting iss, in front of alpha, and confirming every call of its echo.
+func confirmingReplicas(t *testing.T, iss *devissuer.Issuer, alpha *mcptest.Server) func(keys ...KeyConfig) Listeners {
+	redis := testredis.Start(t)
+	return func(keys ...KeyConfig) Listeners {
+		return startTestGateway(t, func(c *Config) {
+			trustIssuers(c, iss)
+			c.MRTR.Keys = keys
+			c.Redis.URL = redis.URL()
+			c.Auth.Policy.Rules = []authz.RuleConfig{
+				{ID: "confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: []string{"tools:use"}, Confirm: authz.ConfirmForm}}
+		}, alpha)
 	}
 }
 
