@@ -112,7 +112,7 @@ func (s *Service) decide(w http.ResponseWriter, r *http.Request, id string) {
 	case d == "approve" && step == stepAsk:
 		s.present(w, r, sess, id, stepConfirm, http.StatusOK, "")
 		return
-	case d == "confirm" && step == stepConfirm && s.now().Sub(shown) >= MinDwell:
+	case d == "confirm" && step == stepConfirm && webpage.Dwelt(shown, s.now()):
 		v = Approved
 	case d == "confirm" && step == stepConfirm:
 		s.obs.Refused(RefusedTooSoon)

@@ -134,7 +134,7 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request, note string) {
 		} else {
 			targets = append(targets, s.backends[name].formTargets(ctx)...)
 		}
-		v.Action, v.CSRF = s.prefix.public(action), webpage.CSRFToken(sess, csrfPurpose, action, nil)
+		v.Action, v.CSRF = s.prefix.public(action), webpage.ShownToken(sess, csrfPurpose, action, nil, s.now())
 		p.Backends = append(p.Backends, v)
 	}
 	webpage.AllowFormsTo(w.Header(), targets...)
@@ -166,7 +166,7 @@ func (s *Service) showLink(w http.ResponseWriter, r *http.Request, tok string) {
 		return
 	}
 	v.Action = s.prefix.public(r.URL.Path)
-	v.CSRF = webpage.CSRFToken(sess, csrfPurpose, "l/"+l.ID, nil)
+	v.CSRF = webpage.ShownToken(sess, csrfPurpose, "l/"+l.ID, nil, s.now())
 	webpage.AllowFormsTo(w.Header(), s.backends[l.Backend].formTargets(ctx)...)
 	s.page.render(w, http.StatusOK, pageData{Kind: "connect", Title: "Connect your account?", User: webpage.UserOf(sess), Backend: &v})
 }
@@ -181,8 +181,7 @@ func (s *Service) startFromLink(w http.ResponseWriter, r *http.Request, tok stri
 	if !ok || !s.sameUser(w, r, sess, l.Issuer, l.Subject, l.Backend, r.URL.Path) {
 		return
 	}
-	if _, ok := webpage.OpenCSRF(sess, csrfPurpose, "l/"+l.ID, r.PostForm.Get("csrf")); !ok {
-		s.page.refuse(w, r, l.Backend, http.StatusForbidden, FailCSRF, "This form was not sent from the connect page, so nothing was done.")
+	if !s.formToken(w, r, sess, "l/"+l.ID, l.Backend) {
 		return
 	}
 	s.start(w, r, sess, l.Backend)
@@ -199,8 +198,7 @@ func (s *Service) backendAction(w http.ResponseWriter, r *http.Request, rest str
 		s.page.refuse(w, r, "", http.StatusNotFound, FailBadRequest, "There is no such backend.")
 		return
 	}
-	if _, ok := webpage.OpenCSRF(sess, csrfPurpose, r.URL.Path, r.PostForm.Get("csrf")); !ok {
-		s.page.refuse(w, r, name, http.StatusForbidden, FailCSRF, "This form was not sent from the connect page, so nothing was done.")
+	if !s.formToken(w, r, sess, r.URL.Path, name) {
 		return
 	}
 	if !disconnect {
@@ -217,6 +215,25 @@ func (s *Service) backendAction(w http.ResponseWriter, r *http.Request, rest str
 	}
 	r.URL.Path = s.cfg.Path + "/"
 	s.list(w, r, disconnectedNote(name, revoked))
+}
+
+// formToken checks the token of a connect page's form for id (a link's "l/ID", a list form's
+// path): from this session's page, and posted at least webpage.MinDwell after that page was
+// shown, as the approval page's Approve. A page elsewhere can make a double-click land on
+// Connect or Disconnect (which revokes the user's tokens) as the page appears; a reading user
+// clicks later. It answers the request itself and returns false otherwise.
+func (s *Service) formToken(w http.ResponseWriter, r *http.Request, sess *webpage.Session, id, backend string) bool {
+	_, shown, ok := webpage.OpenShown(sess, csrfPurpose, id, r.PostForm.Get("csrf"))
+	switch {
+	case !ok:
+		s.page.refuse(w, r, backend, http.StatusForbidden, FailCSRF, "This form was not sent from the connect page, so nothing was done.")
+		return false
+	case !webpage.Dwelt(shown, s.now()):
+		s.page.refuse(w, r, backend, http.StatusConflict, FailTooSoon, "The button was clicked less than a second after the page "+
+			"appeared, so nothing was done: clicks that fast may have been meant for another page. Go back, check the page and click again.")
+		return false
+	}
+	return true
 }
 
 // disconnectedNote is what the list page says after a disconnect: that the tokens were revoked
