@@ -1,8 +1,6 @@
 package approval
 
 import (
-	"time"
-
 	"github.com/mcp-gateway/gateway/internal/webpage"
 )
 
@@ -25,18 +23,17 @@ const csrfPurpose = "approval decision"
 
 // csrfToken is the token the decision forms of one step of call id carry: the step and the
 // time the page was shown, bound to the session and the call (webpage.CSRFToken), so it is
-// worthless in another session, for another call or another step, and tells when its page was
-// shown (webpage.ShownToken).
-func csrfToken(s *session, id string, step byte, shown time.Time) string {
-	return webpage.ShownToken(s, csrfPurpose, id, []byte{step}, shown)
+// worthless in another session, for another call or another step. When the confirmation step
+// was shown is kept by the shared store (webpage.Shown), not by the token.
+func csrfToken(s *session, id string, step byte) string {
+	return webpage.CSRFToken(s, csrfPurpose, id, []byte{step})
 }
 
-// openCSRF checks token for call id in session s and returns its step and the time its page
-// was shown.
-func openCSRF(s *session, id, token string) (step byte, shown time.Time, ok bool) {
-	claim, shown, ok := webpage.OpenShown(s, csrfPurpose, id, token)
+// openCSRF checks token for call id in session s and returns its step.
+func openCSRF(s *session, id, token string) (step byte, ok bool) {
+	claim, ok := webpage.OpenCSRF(s, csrfPurpose, id, token)
 	if !ok || len(claim) != 1 {
-		return 0, time.Time{}, false
+		return 0, false
 	}
-	return claim[0], shown, true
+	return claim[0], true
 }

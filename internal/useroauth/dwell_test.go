@@ -14,7 +14,7 @@ import (
 // TestFormsCountOnlyAfterTheirPageWasShown: a page elsewhere can make a double-click land on
 // the connect pages' buttons as they appear; Disconnect revokes the user's tokens. As on the
 // approval page, a Connect, Continue or Disconnect posted within webpage.MinDwell of its page
-// being shown (by the token's own time, on the page's clock) is refused, 409 too_soon, and
+// being shown (by the shared store's clock) is refused, 409 too_soon, and
 // changes nothing; once the page has been on screen that long, the same form counts.
 func TestFormsCountOnlyAfterTheirPageWasShown(t *testing.T) {
 	t.Parallel()

@@ -134,12 +134,22 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request, note string) {
 		} else {
 			targets = append(targets, s.backends[name].formTargets(ctx)...)
 		}
-		v.Action, v.CSRF = s.prefix.public(action), webpage.ShownToken(sess, csrfPurpose, action, nil, s.now())
+		v.Action, v.CSRF = s.prefix.public(action), webpage.CSRFToken(sess, csrfPurpose, action, nil)
 		p.Backends = append(p.Backends, v)
+	}
+	if len(p.Backends) > 0 {
+		if err := webpage.Shown(ctx, s.deps.Store, sess, csrfPurpose, listForms); err != nil {
+			s.page.storeDown(w, r, "")
+			return
+		}
 	}
 	webpage.AllowFormsTo(w.Header(), targets...)
 	s.page.render(w, http.StatusOK, p)
 }
+
+// listForms names the list page's forms together for the dwell guard (webpage.Shown): a form
+// of it counts once the page has been on screen for webpage.MinDwell.
+const listForms = "list"
 
 // showLink shows a call's connect link: which backend, which authorization server and scopes,
 // and Continue, to the caller who made the call only.
@@ -166,7 +176,11 @@ func (s *Service) showLink(w http.ResponseWriter, r *http.Request, tok string) {
 		return
 	}
 	v.Action = s.prefix.public(r.URL.Path)
-	v.CSRF = webpage.ShownToken(sess, csrfPurpose, "l/"+l.ID, nil, s.now())
+	v.CSRF = webpage.CSRFToken(sess, csrfPurpose, "l/"+l.ID, nil)
+	if err := webpage.Shown(ctx, s.deps.Store, sess, csrfPurpose, "l/"+l.ID); err != nil {
+		s.page.storeDown(w, r, l.Backend)
+		return
+	}
 	webpage.AllowFormsTo(w.Header(), s.backends[l.Backend].formTargets(ctx)...)
 	s.page.render(w, http.StatusOK, pageData{Kind: "connect", Title: "Connect your account?", User: webpage.UserOf(sess), Backend: &v})
 }
@@ -181,7 +195,7 @@ func (s *Service) startFromLink(w http.ResponseWriter, r *http.Request, tok stri
 	if !ok || !s.sameUser(w, r, sess, l.Issuer, l.Subject, l.Backend, r.URL.Path) {
 		return
 	}
-	if !s.formToken(w, r, sess, "l/"+l.ID, l.Backend) {
+	if !s.formToken(w, r, sess, "l/"+l.ID, "l/"+l.ID, l.Backend) {
 		return
 	}
 	s.start(w, r, sess, l.Backend)
@@ -198,7 +212,7 @@ func (s *Service) backendAction(w http.ResponseWriter, r *http.Request, rest str
 		s.page.refuse(w, r, "", http.StatusNotFound, FailBadRequest, "There is no such backend.")
 		return
 	}
-	if !s.formToken(w, r, sess, r.URL.Path, name) {
+	if !s.formToken(w, r, sess, r.URL.Path, listForms, name) {
 		return
 	}
 	if !disconnect {
@@ -218,17 +232,24 @@ func (s *Service) backendAction(w http.ResponseWriter, r *http.Request, rest str
 }
 
 // formToken checks the token of a connect page's form for id (a link's "l/ID", a list form's
-// path): from this session's page, and posted at least webpage.MinDwell after that page was
-// shown, as the approval page's Approve. A page elsewhere can make a double-click land on
-// Connect or Disconnect (which revokes the user's tokens) as the page appears; a reading user
-// clicks later. It answers the request itself and returns false otherwise.
-func (s *Service) formToken(w http.ResponseWriter, r *http.Request, sess *webpage.Session, id, backend string) bool {
-	_, shown, ok := webpage.OpenShown(sess, csrfPurpose, id, r.PostForm.Get("csrf"))
-	switch {
-	case !ok:
+// path): from this session's page, and posted at least webpage.MinDwell after the page with
+// the form (shown: a link's "l/ID", listForms) was shown, as the approval page's Approve. A
+// page elsewhere can make a double-click land on Connect or Disconnect (which revokes the
+// user's tokens) as the page appears; a reading user clicks later. It answers the request
+// itself and returns false otherwise.
+func (s *Service) formToken(w http.ResponseWriter, r *http.Request, sess *webpage.Session, id, shown, backend string) bool {
+	if _, ok := webpage.OpenCSRF(sess, csrfPurpose, id, r.PostForm.Get("csrf")); !ok {
 		s.page.refuse(w, r, backend, http.StatusForbidden, FailCSRF, "This form was not sent from the connect page, so nothing was done.")
 		return false
-	case !webpage.Dwelt(shown, s.now()):
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)
+	defer cancel()
+	dwelt, err := webpage.Dwelt(ctx, s.deps.Store, sess, csrfPurpose, shown)
+	switch {
+	case err != nil:
+		s.page.storeDown(w, r, backend)
+		return false
+	case !dwelt:
 		s.page.refuse(w, r, backend, http.StatusConflict, FailTooSoon, "The button was clicked less than a second after the page "+
 			"appeared, so nothing was done: clicks that fast may have been meant for another page. Go back, check the page and click again.")
 		return false

@@ -1,7 +1,8 @@
 package webpage
 
 import (
-	"encoding/binary"
+	"context"
+	"encoding/base64"
 	"time"
 )
 
@@ -12,24 +13,34 @@ import (
 // user's do not.
 const MinDwell = time.Second
 
-// ShownToken is CSRFToken with the time its page was shown (by the server's clock: the browser
-// cannot change it) bound after claim, for a form that counts only once its page has been on
-// screen for MinDwell (OpenShown, Dwelt).
-func ShownToken(s *Session, purpose, id string, claim []byte, shown time.Time) string {
-	return CSRFToken(s, purpose, id, binary.BigEndian.AppendUint64(claim, uint64(shown.UnixMilli())))
+// DwellStore is the part of the gateway's shared store the guard uses (store.Store has it).
+type DwellStore interface {
+	Get(ctx context.Context, key string) ([]byte, bool, error)
+	Set(ctx context.Context, key string, value []byte, ttl time.Duration) error
 }
 
-// OpenShown checks a ShownToken for purpose and id in session s and returns its claim and the
-// time its page was shown.
-func OpenShown(s *Session, purpose, id, token string) (claim []byte, shown time.Time, ok bool) {
-	c, ok := OpenCSRF(s, purpose, id, token)
-	if !ok || len(c) < 8 {
-		return nil, time.Time{}, false
-	}
-	return c[:len(c)-8], time.UnixMilli(int64(binary.BigEndian.Uint64(c[len(c)-8:]))), true
+// Shown records that a page with the form of purpose and id was shown to session s: until
+// MinDwell has passed, Dwelt reports false for that form.
+//
+// The time is kept by the shared store, as a key that lives MinDwell (Redis expires it on its
+// own clock), never by comparing the clocks of two replicas: the replica that shows a page and
+// the one that receives its form need not agree on the time, and a disagreement of a second
+// would otherwise refuse every form or drop the guard. One key per session and form, living
+// MinDwell: showing the form again re-arms it.
+func Shown(ctx context.Context, st DwellStore, s *Session, purpose, id string) error {
+	return st.Set(ctx, dwellKey(s, purpose, id), []byte{1}, MinDwell)
 }
 
-// Dwelt reports whether a page shown at shown has been on screen for MinDwell at now.
-func Dwelt(shown, now time.Time) bool {
-	return now.Sub(shown) >= MinDwell
+// Dwelt reports whether the form of purpose and id may count for session s: no page with it
+// was shown to s within the last MinDwell. An error means the store could not say; callers
+// fail closed.
+func Dwelt(ctx context.Context, st DwellStore, s *Session, purpose, id string) (bool, error) {
+	_, recent, err := st.Get(ctx, dwellKey(s, purpose, id))
+	return err == nil && !recent, err
+}
+
+// dwellKey names the form's key: a MAC under the session's own key, so the store never holds
+// the session's identity or the form's id, and no one else's form shares it.
+func dwellKey(s *Session, purpose, id string) string {
+	return "pages/dwell/" + base64.RawURLEncoding.EncodeToString(csrfMAC(s, "dwell\x00"+purpose, id, nil))
 }
