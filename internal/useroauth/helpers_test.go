@@ -521,8 +521,9 @@ func (b *browser) post(page string, form url.Values) (int, *url.URL, string) {
 	b.t.Helper()
 	b.f.clock.Advance(webpage.MinDwell)
 	if b.f.redis != nil {
-		// Redis measures the second on its own clock (webpage.Shown): a real one.
-		time.Sleep(webpage.MinDwell)
+		// Redis measures the second on its own clock (webpage.Shown): a real one, and a margin
+		// for its expiry's millisecond.
+		time.Sleep(webpage.MinDwell + 100*time.Millisecond)
 	}
 	return b.postAtOnce(page, form)
 }

@@ -195,7 +195,7 @@ func (s *Service) startFromLink(w http.ResponseWriter, r *http.Request, tok stri
 	if !ok || !s.sameUser(w, r, sess, l.Issuer, l.Subject, l.Backend, r.URL.Path) {
 		return
 	}
-	if !s.formToken(w, r, sess, "l/"+l.ID, "l/"+l.ID, l.Backend) {
+	if !formToken(s.page, s.deps.Store, w, r, sess, "l/"+l.ID, "l/"+l.ID, l.Backend) {
 		return
 	}
 	s.start(w, r, sess, l.Backend)
@@ -212,7 +212,7 @@ func (s *Service) backendAction(w http.ResponseWriter, r *http.Request, rest str
 		s.page.refuse(w, r, "", http.StatusNotFound, FailBadRequest, "There is no such backend.")
 		return
 	}
-	if !s.formToken(w, r, sess, r.URL.Path, listForms, name) {
+	if !formToken(s.page, s.deps.Store, w, r, sess, r.URL.Path, listForms, name) {
 		return
 	}
 	if !disconnect {
@@ -236,21 +236,21 @@ func (s *Service) backendAction(w http.ResponseWriter, r *http.Request, rest str
 // the form (shown: a link's "l/ID", listForms) was shown, as the approval page's Approve. A
 // page elsewhere can make a double-click land on Connect or Disconnect (which revokes the
 // user's tokens) as the page appears; a reading user clicks later. It answers the request
-// itself and returns false otherwise.
-func (s *Service) formToken(w http.ResponseWriter, r *http.Request, sess *webpage.Session, id, shown, backend string) bool {
+// itself (through page; st is the shared store) and returns false otherwise.
+func formToken(page pageWriter, st webpage.DwellStore, w http.ResponseWriter, r *http.Request, sess *webpage.Session, id, shown, backend string) bool {
 	if _, ok := webpage.OpenCSRF(sess, csrfPurpose, id, r.PostForm.Get("csrf")); !ok {
-		s.page.refuse(w, r, backend, http.StatusForbidden, FailCSRF, "This form was not sent from the connect page, so nothing was done.")
+		page.refuse(w, r, backend, http.StatusForbidden, FailCSRF, "This form was not sent from the connect page, so nothing was done.")
 		return false
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)
 	defer cancel()
-	dwelt, err := webpage.Dwelt(ctx, s.deps.Store, sess, csrfPurpose, shown)
+	dwelt, err := webpage.Dwelt(ctx, st, sess, csrfPurpose, shown)
 	switch {
 	case err != nil:
-		s.page.storeDown(w, r, backend)
+		page.storeDown(w, r, backend)
 		return false
 	case !dwelt:
-		s.page.refuse(w, r, backend, http.StatusConflict, FailTooSoon, "The button was clicked less than a second after the page "+
+		page.refuse(w, r, backend, http.StatusConflict, FailTooSoon, "The button was clicked less than a second after the page "+
 			"appeared, so nothing was done: clicks that fast may have been meant for another page. Go back, check the page and click again.")
 		return false
 	}

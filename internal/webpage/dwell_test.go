@@ -54,7 +54,9 @@ func TestDwellKeptByTheStore(t *testing.T) {
 
 type failing struct{}
 
-func (failing) Get(context.Context, string) ([]byte, bool, error) { return nil, false, errors.New("down") }
+func (failing) Get(context.Context, string) ([]byte, bool, error) {
+	return nil, false, errors.New("down")
+}
 func (failing) Set(context.Context, string, []byte, time.Duration) error {
 	return errors.New("down")
 }
