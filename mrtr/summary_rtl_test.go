@@ -71,6 +71,19 @@ func TestConfirmMessageShowsRightToLeftAsSent(t *testing.T) {
 	}
 }
 
+// TestApprovalMessageShowsRightToLeftAsSent: the message that sends the user to the approval
+// page names the tool as the form does, a name with right-to-left text shown again in the
+// order sent.
+func TestApprovalMessageShowsRightToLeftAsSent(t *testing.T) {
+	res := ApprovalResult("bank__\u05e9 1 2", "https://gw.example/approval/c/x", "x", "s")
+	msg := res.InputRequests[ConfirmKey].Params.Message
+	if want := `"bank__ש 1 2"` + sentHead + `"bank__[U+05E9] 1 2")`; !strings.Contains(msg, want) {
+		t.Errorf("message %q lacks %q", msg, want)
+	}
+	checkClean(t, msg, 1000)
+	checkShownAsSent(t, msg)
+}
+
 // TestConfirmMessageRightToLeftBounded: the second showings keep the message within its bound,
 // each cut at a whole character and marked when longer, and every argument is still named or
 // counted.
