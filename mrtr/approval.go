@@ -63,9 +63,11 @@ func ApprovalResult(tool, pageURL, id, state string) ApprovalRequiredResult {
 // summarizeName names the tool in the message as a form confirmation does (ConfirmMessage):
 // quoted, bounded, on one line, and with every character pinning and the approval page treat as
 // invisible or direction-changing shown as U+FFFD (clean), so the gateway's own message never
-// shows the user a name that reads as another.
+// shows the user a name that reads as another; a name holding right-to-left text is shown
+// again in the order sent (sentAsIs), as in the form.
 func summarizeName(name string) string {
-	return strconv.Quote(clean(name, maxToolRunes))
+	q := strconv.Quote(clean(name, maxToolRunes))
+	return q + sentAsIs(q)
 }
 
 // DeclaresURLElicitation reports whether a request's clientCapabilities object declares URL

@@ -3,11 +3,13 @@ package mrtr
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/bidi"
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/mcp-gateway/gateway/internal/pins"
@@ -20,6 +22,8 @@ const (
 	maxValueRunes   = 48
 	maxListedArgs   = 8
 	maxMessageRunes = 600
+	// maxSentRunes bounds the second showing of a piece holding right-to-left text (sentAsIs).
+	maxSentRunes = 160
 )
 
 // confirmMessage names the tool and summarises its arguments for the user, and the other
@@ -33,7 +37,9 @@ const (
 func confirmMessage(tool string, args, forwarded json.RawMessage) string {
 	var b strings.Builder
 	b.WriteString("Allow the tool ")
-	b.WriteString(strconv.Quote(clean(tool, maxToolRunes)))
+	name := strconv.Quote(clean(tool, maxToolRunes))
+	b.WriteString(name)
+	b.WriteString(sentAsIs(name))
 	b.WriteString(" to run")
 	// The arguments leave room for the forwarded members' heading and count, so that those are
 	// never cut off unsaid either.
@@ -73,6 +79,7 @@ func writeMembers(b *strings.Builder, names []string, values []json.RawMessage, 
 	used := utf8.RuneCountInString(b.String())
 	for i := range names {
 		arg := clean(argName(names[i]), maxArgNameRunes) + "=" + clean(compact(values[i]), maxValueRunes)
+		arg += sentAsIs(arg)
 		// An argument that would not fit beside the count of those that follow is counted
 		// with them: none is cut off unsaid.
 		if n := utf8.RuneCountInString(arg) + len(", "); used+n+len(", and 999 more?")+reserve > maxMessageRunes {
@@ -88,6 +95,75 @@ func writeMembers(b *strings.Builder, names []string, values []json.RawMessage, 
 	if more > 0 {
 		b.WriteString(", and " + strconv.Itoa(more) + " more")
 	}
+}
+
+// sentAsIs is, for a piece of the message holding right-to-left text, the piece again in the
+// order sent, as " (as sent, left to right: ...)"; "" for any other piece.
+//
+// The client shows the message as plain text, laid out by the bidirectional algorithm: a Hebrew
+// or Arabic letter or an Arabic digit moves the digits and punctuation beside it, so
+// account="ש 0532 0130" reads account="0130 0532 ש", and the move reaches past the value into
+// the names and values after it (x="ש", 1="2" reads as x="2="1 ,"ש"). No character of the
+// piece's own can be trusted to stop it, and the message holds no invisible character (no
+// isolate nor mark: it shows none raw). So the piece is written a second time with every
+// character that is not laid out left to right among Latin text (bidi classes R, AL, AN, and
+// the marks and others that take their direction from a neighbour) as [U+XXXX], and every "["
+// as [U+005B], so that the second showing reads one way only: it begins with a Latin letter,
+// holds nothing that turns the direction, and its digits keep their order, whatever the
+// direction of the client's paragraph. It also ends the move: what follows it starts after
+// Latin text. The second showing is bounded (maxSentRunes), cut at a whole character and marked
+// with an ellipsis when longer.
+func sentAsIs(piece string) string {
+	if !strings.ContainsFunc(piece, rightToLeft) {
+		return ""
+	}
+	const (
+		head = " (as sent, left to right: "
+		tail = ")"
+	)
+	var b strings.Builder
+	b.WriteString(head)
+	n := 0
+	for _, r := range piece {
+		w := string(r)
+		if r == '[' || !leftToRightAmongLatin(r) {
+			w = fmt.Sprintf("[U+%04X]", r)
+		}
+		k := utf8.RuneCountInString(w)
+		if n+k > maxSentRunes-1 {
+			b.WriteString("…")
+			break
+		}
+		n += k
+		b.WriteString(w)
+	}
+	b.WriteString(tail)
+	return b.String()
+}
+
+// rightToLeft reports whether r is laid out right to left, or moves what is beside it: a
+// strong right-to-left character or an Arabic number (bidi classes R, AL and AN), as the
+// approval page judges it.
+func rightToLeft(r rune) bool {
+	p, _ := bidi.LookupRune(r)
+	switch p.Class() {
+	case bidi.R, bidi.AL, bidi.AN:
+		return true
+	}
+	return false
+}
+
+// leftToRightAmongLatin reports whether r, after a Latin letter and before any other
+// right-to-left character, is laid out left to right in its place: a left-to-right letter, a
+// European digit or the separators and neutral signs beside them (bidi classes L, EN, ES, ET,
+// CS, ON, WS).
+func leftToRightAmongLatin(r rune) bool {
+	p, _ := bidi.LookupRune(r)
+	switch p.Class() {
+	case bidi.L, bidi.EN, bidi.ES, bidi.ET, bidi.CS, bidi.ON, bidi.WS:
+		return true
+	}
+	return false
 }
 
 // topLevelMembers returns up to limit member names and raw values of the

@@ -78,13 +78,19 @@ func (s *Service) present(w http.ResponseWriter, r *http.Request, sess *session,
 	}
 	if step == stepAsk {
 		s.obs.PageShown()
+	} else if err := webpage.Shown(r.Context(), s.ledger.store, sess, csrfPurpose, id); err != nil {
+		// Without the store's record of when the step was shown, its Approve could never be
+		// judged: nothing is shown that could not be decided.
+		s.unavailable(w, err)
+		return
 	}
 	s.render(w, status, p)
 }
 
 // decide takes a decision form. Deny is recorded at once. Approve is two steps: the first
 // shows the confirmation step, whose own Approve sits where Deny was, and that one counts
-// only once the confirmation has been on screen for MinDwell. So clicks that a page elsewhere
+// only once the confirmation has been on screen for MinDwell, by the shared store's clock
+// (webpage.Shown), whichever replicas show the step and receive the click. So clicks that a page elsewhere
 // makes land on the page as it appears (double-clickjacking) cannot approve.
 func (s *Service) decide(w http.ResponseWriter, r *http.Request, id string) {
 	if !webpage.FromPage(r.Header, s.cfg.BaseURL) {
@@ -100,19 +106,27 @@ func (s *Service) decide(w http.ResponseWriter, r *http.Request, id string) {
 		s.refuse(w, http.StatusBadRequest, RefusedBadRequest, "The decision could not be read.")
 		return
 	}
-	step, shown, ok := openCSRF(sess, id, r.PostForm.Get("csrf"))
+	step, ok := openCSRF(sess, id, r.PostForm.Get("csrf"))
 	if !ok {
 		s.refuse(w, http.StatusForbidden, RefusedCSRF, "This decision was not sent from the approval page, so it was not recorded.")
 		return
 	}
 	var v Verdict
+	dwelt := false
+	if d := r.PostForm.Get("decision"); d == "confirm" && step == stepConfirm {
+		var err error
+		if dwelt, err = webpage.Dwelt(r.Context(), s.ledger.store, sess, csrfPurpose, id); err != nil {
+			s.unavailable(w, err)
+			return
+		}
+	}
 	switch d := r.PostForm.Get("decision"); {
 	case d == "deny":
 		v = Denied
 	case d == "approve" && step == stepAsk:
 		s.present(w, r, sess, id, stepConfirm, http.StatusOK, "")
 		return
-	case d == "confirm" && step == stepConfirm && s.now().Sub(shown) >= MinDwell:
+	case d == "confirm" && step == stepConfirm && dwelt:
 		v = Approved
 	case d == "confirm" && step == stepConfirm:
 		s.obs.Refused(RefusedTooSoon)

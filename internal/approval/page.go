@@ -98,7 +98,7 @@ func (s *Service) askPage(c Call, sess *session, step byte, note string) (pageDa
 		return pageData{}, err
 	}
 	p := pageData{Kind: "ask", Title: "Approve this tool call?", Call: v, User: webpage.UserOf(sess),
-		CSRF: csrfToken(sess, c.ID, step, s.now()), Action: s.callPath(c.ID)}
+		CSRF: csrfToken(sess, c.ID, step), Action: s.callPath(c.ID)}
 	if step == stepConfirm {
 		// The same title length and nothing more above the forms: the confirmation's Deny
 		// takes the place where Approve was (where a value is unfolded, the call's text).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"io"
 	"net/http"
@@ -365,8 +364,8 @@ func TestDecisionFromOtherOrigins(t *testing.T) {
 }
 
 // TestApproveTakesTwoSteps: Approve only shows the confirmation step, whose Approve counts only
-// MinDwell after that step was shown, by the server's clock bound into its token; a token of
-// one step does nothing at the other, and a token whose time was changed is refused.
+// MinDwell after that step was last shown, by the shared store's clock; a token of one step
+// does nothing at the other, and a token whose step was changed is refused.
 func TestApproveTakesTwoSteps(t *testing.T) {
 	f := newPageFixture(t)
 	id, page, c, body := f.signedIn(t)
@@ -405,15 +404,20 @@ func TestApproveTakesTwoSteps(t *testing.T) {
 		t.Errorf("confirmation just before the dwell time: status %d", status)
 	}
 	undecided("after confirmations too soon")
-	// The page's time cannot be moved back: the claim is authenticated.
-	claim, mac, _ := strings.Cut(token, ".")
+	// The step cannot be changed: the claim is authenticated.
+	claim, mac, _ := strings.Cut(askToken, ".")
 	raw, _ := base64.RawURLEncoding.DecodeString(claim)
-	binary.BigEndian.PutUint64(raw[1:], binary.BigEndian.Uint64(raw[1:])-uint64(time.Hour.Milliseconds()))
+	raw[0] = stepConfirm
 	if status, _ := post("confirm", base64.RawURLEncoding.EncodeToString(raw)+"."+mac); status != http.StatusForbidden {
-		t.Errorf("token with an earlier time: status %d", status)
+		t.Errorf("the first step's token made the confirmation's: status %d", status)
 	}
-	undecided("after a forged time")
+	undecided("after a forged step")
+	// Each refusal showed the step again: it counts a second after the last showing.
 	f.clock.advance(time.Millisecond)
+	if status, _ := post("confirm", token); status != http.StatusConflict {
+		t.Errorf("confirmation a second after the first showing, just after another: status %d", status)
+	}
+	f.clock.advance(MinDwell)
 	if status, outcome := post("confirm", token); status != http.StatusOK || !strings.Contains(outcome, "Approved") {
 		t.Fatalf("confirmation after the dwell time: %d\n%s", status, outcome)
 	}

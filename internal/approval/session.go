@@ -1,9 +1,6 @@
 package approval
 
 import (
-	"encoding/binary"
-	"time"
-
 	"github.com/mcp-gateway/gateway/internal/webpage"
 )
 
@@ -17,32 +14,26 @@ const (
 	stepConfirm byte = 2
 )
 
-// MinDwell is how long the confirmation step must have been shown before its Approve counts. A
-// page elsewhere can make the user's clicks land on the approval page (it asks for a
-// double-click and sends the tab to the page on the first press); such clicks come within a
-// fraction of a second of the page appearing, a reading user's do not.
-const MinDwell = time.Second
+// MinDwell is how long the confirmation step must have been shown before its Approve counts
+// (webpage.MinDwell, the guard every page of the gateway shares).
+const MinDwell = webpage.MinDwell
 
 // csrfPurpose separates the decision forms' tokens from every other form of the pages.
 const csrfPurpose = "approval decision"
 
 // csrfToken is the token the decision forms of one step of call id carry: the step and the
 // time the page was shown, bound to the session and the call (webpage.CSRFToken), so it is
-// worthless in another session, for another call or another step, and tells when its page was
-// shown (the server's clock: the browser cannot change it).
-func csrfToken(s *session, id string, step byte, shown time.Time) string {
-	var claim [9]byte
-	claim[0] = step
-	binary.BigEndian.PutUint64(claim[1:], uint64(shown.UnixMilli()))
-	return webpage.CSRFToken(s, csrfPurpose, id, claim[:])
+// worthless in another session, for another call or another step. When the confirmation step
+// was shown is kept by the shared store (webpage.Shown), not by the token.
+func csrfToken(s *session, id string, step byte) string {
+	return webpage.CSRFToken(s, csrfPurpose, id, []byte{step})
 }
 
-// openCSRF checks token for call id in session s and returns its step and the time its page
-// was shown.
-func openCSRF(s *session, id, token string) (step byte, shown time.Time, ok bool) {
+// openCSRF checks token for call id in session s and returns its step.
+func openCSRF(s *session, id, token string) (step byte, ok bool) {
 	claim, ok := webpage.OpenCSRF(s, csrfPurpose, id, token)
-	if !ok || len(claim) != 9 {
-		return 0, time.Time{}, false
+	if !ok || len(claim) != 1 {
+		return 0, false
 	}
-	return claim[0], time.UnixMilli(int64(binary.BigEndian.Uint64(claim[1:]))), true
+	return claim[0], true
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -204,6 +205,10 @@ func (s *userOAuthSite) connectInBrowser(t *testing.T, tab context.Context, page
 // there as asUser, and has the callback served by replica callback.
 func (s *userOAuthSite) loginAtAS(t *testing.T, tab context.Context, button, callback, asUser string) {
 	t.Helper()
+	// The page's buttons count once it has been on screen a second (webpage.MinDwell): the
+	// replicas are processes on the real clock, so a user reading the page, not a timing under
+	// test.
+	time.Sleep(browsertest.Dwell)
 	browsertest.Step(t, tab, "continue to the authorization server",
 		chromedp.Click(chromedp.CSS(button)),
 		chromedp.WaitVisible(chromedp.CSS("#username")))
@@ -394,6 +399,7 @@ func TestUserOAuthInBrowser(t *testing.T) {
 		if body := browsertest.Text(t, tab, "main"); !strings.Contains(body, "Connected") {
 			t.Fatalf("the list page:\n%s", body)
 		}
+		time.Sleep(browsertest.Dwell) // a user reading the page before Disconnect, which counts after webpage.MinDwell
 		browsertest.ClickOn(t, tab, "#disconnect-"+uoBackend)
 		waitText(t, tab, "Disconnected")
 		manual := connect("a", mcptest.WithCapabilities(urlElicitation), mcptest.WithManualMRTR())

@@ -514,8 +514,23 @@ func (b *browser) login(where *url.URL, username string) (int, *url.URL, string)
 }
 
 // post posts form to page as the page's own form does: with the pages' Origin and
-// Sec-Fetch-Site: same-origin.
+// Sec-Fetch-Site: same-origin, once its page has been on screen for webpage.MinDwell (the
+// fixture's clock, which the memory store's keys follow, moves on; with Redis, a real second
+// passes: a user reading the page before clicking). postAtOnce does not wait.
 func (b *browser) post(page string, form url.Values) (int, *url.URL, string) {
+	b.t.Helper()
+	b.f.clock.Advance(webpage.MinDwell)
+	if b.f.redis != nil {
+		// Redis measures the second on its own clock (webpage.Shown): a real one, and a margin
+		// for its expiry's millisecond.
+		time.Sleep(webpage.MinDwell + 100*time.Millisecond)
+	}
+	return b.postAtOnce(page, form)
+}
+
+// postAtOnce posts form to page as post does, without the page having been on screen for
+// any time.
+func (b *browser) postAtOnce(page string, form url.Values) (int, *url.URL, string) {
 	b.t.Helper()
 	req, err := http.NewRequest(http.MethodPost, page, strings.NewReader(form.Encode()))
 	if err != nil {

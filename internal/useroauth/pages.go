@@ -137,9 +137,19 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request, note string) {
 		v.Action, v.CSRF = s.prefix.public(action), webpage.CSRFToken(sess, csrfPurpose, action, nil)
 		p.Backends = append(p.Backends, v)
 	}
+	if len(p.Backends) > 0 {
+		if err := webpage.Shown(ctx, s.deps.Store, sess, csrfPurpose, listForms); err != nil {
+			s.page.storeDown(w, r, "")
+			return
+		}
+	}
 	webpage.AllowFormsTo(w.Header(), targets...)
 	s.page.render(w, http.StatusOK, p)
 }
+
+// listForms names the list page's forms together for the dwell guard (webpage.Shown): a form
+// of it counts once the page has been on screen for webpage.MinDwell.
+const listForms = "list"
 
 // showLink shows a call's connect link: which backend, which authorization server and scopes,
 // and Continue, to the caller who made the call only.
@@ -167,6 +177,10 @@ func (s *Service) showLink(w http.ResponseWriter, r *http.Request, tok string) {
 	}
 	v.Action = s.prefix.public(r.URL.Path)
 	v.CSRF = webpage.CSRFToken(sess, csrfPurpose, "l/"+l.ID, nil)
+	if err := webpage.Shown(ctx, s.deps.Store, sess, csrfPurpose, "l/"+l.ID); err != nil {
+		s.page.storeDown(w, r, l.Backend)
+		return
+	}
 	webpage.AllowFormsTo(w.Header(), s.backends[l.Backend].formTargets(ctx)...)
 	s.page.render(w, http.StatusOK, pageData{Kind: "connect", Title: "Connect your account?", User: webpage.UserOf(sess), Backend: &v})
 }
@@ -181,8 +195,7 @@ func (s *Service) startFromLink(w http.ResponseWriter, r *http.Request, tok stri
 	if !ok || !s.sameUser(w, r, sess, l.Issuer, l.Subject, l.Backend, r.URL.Path) {
 		return
 	}
-	if _, ok := webpage.OpenCSRF(sess, csrfPurpose, "l/"+l.ID, r.PostForm.Get("csrf")); !ok {
-		s.page.refuse(w, r, l.Backend, http.StatusForbidden, FailCSRF, "This form was not sent from the connect page, so nothing was done.")
+	if !formToken(s.page, s.deps.Store, w, r, sess, "l/"+l.ID, "l/"+l.ID, l.Backend) {
 		return
 	}
 	s.start(w, r, sess, l.Backend)
@@ -199,8 +212,7 @@ func (s *Service) backendAction(w http.ResponseWriter, r *http.Request, rest str
 		s.page.refuse(w, r, "", http.StatusNotFound, FailBadRequest, "There is no such backend.")
 		return
 	}
-	if _, ok := webpage.OpenCSRF(sess, csrfPurpose, r.URL.Path, r.PostForm.Get("csrf")); !ok {
-		s.page.refuse(w, r, name, http.StatusForbidden, FailCSRF, "This form was not sent from the connect page, so nothing was done.")
+	if !formToken(s.page, s.deps.Store, w, r, sess, r.URL.Path, listForms, name) {
 		return
 	}
 	if !disconnect {
@@ -217,6 +229,32 @@ func (s *Service) backendAction(w http.ResponseWriter, r *http.Request, rest str
 	}
 	r.URL.Path = s.cfg.Path + "/"
 	s.list(w, r, disconnectedNote(name, revoked))
+}
+
+// formToken checks the token of a connect page's form for id (a link's "l/ID", a list form's
+// path): from this session's page, and posted at least webpage.MinDwell after the page with
+// the form (shown: a link's "l/ID", listForms) was shown, as the approval page's Approve. A
+// page elsewhere can make a double-click land on Connect or Disconnect (which revokes the
+// user's tokens) as the page appears; a reading user clicks later. It answers the request
+// itself (through page; st is the shared store) and returns false otherwise.
+func formToken(page pageWriter, st webpage.DwellStore, w http.ResponseWriter, r *http.Request, sess *webpage.Session, id, shown, backend string) bool {
+	if _, ok := webpage.OpenCSRF(sess, csrfPurpose, id, r.PostForm.Get("csrf")); !ok {
+		page.refuse(w, r, backend, http.StatusForbidden, FailCSRF, "This form was not sent from the connect page, so nothing was done.")
+		return false
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)
+	defer cancel()
+	dwelt, err := webpage.Dwelt(ctx, st, sess, csrfPurpose, shown)
+	switch {
+	case err != nil:
+		page.storeDown(w, r, backend)
+		return false
+	case !dwelt:
+		page.refuse(w, r, backend, http.StatusConflict, FailTooSoon, "The button was clicked less than a second after the page "+
+			"appeared, so nothing was done: clicks that fast may have been meant for another page. Go back, check the page and click again.")
+		return false
+	}
+	return true
 }
 
 // disconnectedNote is what the list page says after a disconnect: that the tokens were revoked

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
+	"github.com/mcp-gateway/gateway/internal/webpage"
 )
 
 // TestRegistrationOncePerReplica: the first users of a dynamically registered backend arrive at
@@ -106,8 +107,9 @@ func TestRegistrationCooldown(t *testing.T) {
 	if re, sent = try(5); sent != 0 || re.After <= 0 || re.After > registrationCooldown {
 		t.Fatalf("within the cooldown: %d requests, retry after %s; want none and at most %s", sent, re.After, registrationCooldown)
 	}
-	if status, retry := startConnect(t, f); status != http.StatusServiceUnavailable || retry != "5" {
-		t.Errorf("connect page within the cooldown: %d, Retry-After %q; want 503, 5", status, retry)
+	// The connect page is on screen for webpage.MinDwell before Continue: a second less to wait.
+	if status, retry := startConnect(t, f); status != http.StatusServiceUnavailable || retry != "4" {
+		t.Errorf("connect page within the cooldown: %d, Retry-After %q; want 503, 4", status, retry)
 	}
 	f.clock.Advance(registrationCooldown)
 	if re, sent = try(5); sent != 1 || re.After != 2*registrationCooldown {
@@ -143,6 +145,7 @@ func startConnect(t *testing.T, f *fixture) (int, string) {
 	if status != http.StatusOK {
 		t.Fatalf("connect page: %d\n%s", status, body)
 	}
+	f.clock.Advance(webpage.MinDwell) // the page on screen a while before Continue
 	req, _ := http.NewRequest(http.MethodPost, link, strings.NewReader(url.Values{"csrf": {csrfOf(t, body)}}.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", f.srv.URL)

@@ -78,12 +78,14 @@ const (
 	FailBadRequest   = "bad_request"
 	FailTooMany      = "too_many_callbacks"
 	FailUnusable     = "unusable_tokens"
+	// FailTooSoon: a Connect or Disconnect posted within webpage.MinDwell of its page appearing.
+	FailTooSoon = "too_soon"
 )
 
 // FailureReasons returns the closed set of failure reasons, for pre-registering metrics.
 func FailureReasons() []string {
 	return []string{FailBadState, FailExpired, FailOtherBrowser, FailWrongUser, FailReplayed, FailIssMismatch, FailDenied,
-		FailCodeRefused, FailAuthServer, FailStore, FailFull, FailCSRF, FailBadRequest, FailTooMany, FailUnusable}
+		FailCodeRefused, FailAuthServer, FailStore, FailFull, FailCSRF, FailBadRequest, FailTooMany, FailUnusable, FailTooSoon}
 }
 
 // Refresh results.

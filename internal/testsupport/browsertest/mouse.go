@@ -16,8 +16,9 @@ import (
 // viewport coordinates (input.DispatchMouseEvent), never a script calling click() on an element,
 // so what the page draws where the pointer lands is what gets clicked.
 
-// Dwell is how long a deliberate user looks at the approval page's confirmation step before
-// clicking: more than its minimum dwell time (approval.MinDwell).
+// Dwell is how long a deliberate user looks at a page of the gateway (the approval page's
+// confirmation step, the connect pages) before clicking: more than their minimum dwell time
+// (approval.MinDwell, webpage.MinDwell).
 const Dwell = approval.MinDwell + 500*time.Millisecond
 
 // Center returns the viewport coordinates of the middle of the first element sel matches.
