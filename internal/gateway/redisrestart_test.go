@@ -279,10 +279,8 @@ func TestRedisRestartedUnderTraffic(t *testing.T) {
 		}
 		set := waitListen(t, sets, "mem://items/beta")
 		t.Run("the session's subscription made before the restart is kept", func(t *testing.T) {
-			// Left for the pre-2026 edge (mcphttp/pre2026/state.go, sessionState.update and
-			// recheck): the session's record is gone with the store's memory, so the next change
-			// writes a set without it and the GET stream's listen drops it, silently.
-			t.Skip("known: a Redis restarted empty loses pre-2026 sessions' subscriptions; the fix belongs in mcphttp/pre2026")
+			// The session's record is gone with the store's memory, so the next change writes a
+			// set without it; the replica holding the GET stream still has it and writes it back.
 			if !slices.Contains(set, mcptest.ResourceReadme) {
 				t.Errorf("after the restart the session's GET stream listens to %v: its subscription to %s is lost", set, mcptest.ResourceReadme)
 			}

@@ -3,6 +3,7 @@ package pre2026
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -64,8 +65,9 @@ func (e *Edge) ServeGet(in *mcphttp.Incoming) error {
 	// Its client opens the stream again, is refused, and initializes again.
 	ctx, cancel := context.WithTimeout(in.Context(), sess.Expires.Sub(e.now()))
 	defer cancel()
+	var held heldSet // the set the stream listens to, from one start of its listen to the next
 	for restart := true; restart && ctx.Err() == nil; {
-		restart, err = q.listenOnce(ctx)
+		restart, err = q.listenOnce(ctx, &held)
 	}
 	switch {
 	case in.Context().Err() != nil:
@@ -83,8 +85,11 @@ func (e *Edge) ServeGet(in *mcphttp.Incoming) error {
 // ends, or the subscriptions change (restart true: on this replica, or on another one, which
 // says so with a notice, or found by a recheck of the set, sessionState.recheck), at most once
 // per restartInterval (sessionState.paced). An update a backend sends while the listen is
-// started again is not relayed: nothing is replayed.
-func (q *clientReq) listenOnce(outer context.Context) (restart bool, err error) {
+// started again is not relayed: nothing is replayed. held is the set the stream listened to
+// before, and the one it listens to now once this returns: a store that forgot it
+// (heldSet.forgot) gets it back, merged with what the session changed since (restore), and a
+// store that cannot be read leaves the stream with it.
+func (q *clientReq) listenOnce(outer context.Context, held *heldSet) (restart bool, err error) {
 	st := q.e.state
 	ctx, changed := context.WithCancel(outer)
 	defer changed()
@@ -92,20 +97,28 @@ func (q *clientReq) listenOnce(outer context.Context) (restart bool, err error) 
 	again := st.paced(st.now(), changed)
 	defer st.watch(q.sess.Key(), again)()
 	caller := stateCaller(q.sess, q.in)
-	uris, as, err := st.subscriptions(ctx, q.sess, caller)
-	if err != nil {
-		// The list_changed notifications do not need the store: the stream goes on without
-		// the resource subscriptions until a recheck reads them.
-		q.e.log.Warn("legacy session subscriptions not readable; the GET stream relays no resources/updated until they are",
-			"request_id", q.in.RequestID(), "error", err)
+	now, err := st.readHeld(ctx, q.sess, caller)
+	if err == nil && held.forgot(now) {
+		now, err = st.restore(ctx, q.sess, caller, *held)
+	}
+	switch {
+	case err == nil:
+		*held = now
+	case errors.Is(err, errUnopened) && !held.found:
+		*held = heldSet{}
+	default:
+		// The list_changed notifications do not need the store: the stream goes on with the
+		// set it had (none at its first start) until a recheck reads the store's.
+		q.e.log.Warn("legacy session subscriptions not readable; the GET stream keeps the set it had until they are",
+			"request_id", q.in.RequestID(), "subscriptions", len(held.uris), "error", err)
 	}
 	// A change whose notice this replica missed restarts the listen within recheckInterval.
-	defer st.recheck(ctx, q.sess, caller, uris, as, again)()
-	inner, err := q.inner(ctx, listenParamsFor(uris), nil, "")
+	defer st.recheck(ctx, q.sess, caller, *held, again)()
+	inner, err := q.inner(ctx, listenParamsFor(held.uris), nil, "")
 	if err != nil {
 		return false, err
 	}
-	err = q.in.Run(inner, &listenSink{c: q.c, as: as})
+	err = q.in.Run(inner, &listenSink{c: q.c, as: held.as})
 	if outer.Err() == nil && ctx.Err() != nil && q.c.Failed() == nil {
 		return true, nil
 	}
