@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	mrand "math/rand/v2"
+	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -17,8 +18,10 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/legacysession"
+	"github.com/mcp-gateway/gateway/internal/outcome"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/mcphttp"
 )
 
 // What a pre-2026 session sets for its later requests (docs/protocol.md §9.6): its log level
@@ -123,6 +126,11 @@ func (e *tooFastError) Error() string {
 	return fmt.Sprintf("pre2026: a caller may change its sessions' log levels and subscriptions %d times a second (%d back to back)",
 		stateChangeRate, stateChangeBurst)
 }
+
+// errStateStore is the shared store failing a read or a write of a caller's record, or its
+// pace, within storeTimeout: the client is answered 503 with Retry-After (stateUnavailable), as
+// a 2026-07-28 client is when the store cannot carry its request.
+var errStateStore = errors.New("pre2026: the shared store is unavailable")
 
 // errStateBound refuses a change beyond what one caller's record may hold.
 var errStateBound = fmt.Errorf("the state of this caller's sessions may take at most %d bytes", maxStateBytes)
@@ -316,7 +324,7 @@ func (st *sessionState) update(ctx context.Context, sess *legacysession.Session,
 	defer cancel()
 	cs, clear, err := st.loadWithin(ctx, caller)
 	if err != nil && !errors.Is(err, errUnopened) {
-		return err
+		return fmt.Errorf("%w: reading a session's state: %w", errStateStore, err)
 	}
 	e := sessionEntry{Key: sess.Key(), Expires: sess.Expires.Unix()}
 	if old := cs.entry(sess); old != nil {
@@ -372,7 +380,7 @@ func (st *sessionState) update(ctx context.Context, sess *legacysession.Session,
 			last = max(last, o.Expires)
 		}
 		if err := st.kv.Set(ctx, stateKey(caller), v, time.Unix(last, 0).Sub(now)); err != nil {
-			return fmt.Errorf("pre2026: recording a session's state: %w", err)
+			return fmt.Errorf("%w: recording a session's state: %w", errStateStore, err)
 		}
 		return nil
 	}
@@ -385,12 +393,22 @@ func newGen() string {
 	return hex.EncodeToString(g[:])
 }
 
+// stateUnavailable answers a change of a session's state the shared store could not take
+// (errStateStore) as the 2026-07-28 edge answers a request the store cannot carry: 503, -32014,
+// Retry-After 1; kept as an HTTP status for a pre-2026 client (keepStatus), whose SDK takes it
+// as transient and keeps its session. what says what was not done.
+func stateUnavailable(what string) *mcphttp.Error {
+	return &mcphttp.Error{Status: http.StatusServiceUnavailable, Outcome: outcome.Unavailable,
+		Header: http.Header{"Retry-After": {"1"}},
+		RPC:    jsonrpc.NewError(jsonrpc.CodeUnavailable, "Session state store unavailable: "+what+"; retry later")}
+}
+
 // pace takes one of caller's changes from its pace: a tooFastError past it.
 func (st *sessionState) pace(ctx context.Context, caller string) error {
 	d, err := st.kv.Allow(ctx, stateRateKeyPrefix+caller,
 		store.Limit{Rate: stateChangeRate, Period: time.Second, Burst: stateChangeBurst})
 	if err != nil {
-		return fmt.Errorf("pre2026: pacing a caller's session state changes: %w", err)
+		return fmt.Errorf("%w: pacing a caller's session state changes: %w", errStateStore, err)
 	}
 	if !d.Allowed {
 		return &tooFastError{retryAfter: d.RetryAfter}
