@@ -266,6 +266,31 @@ func (c *ClientSink) armKeepAliveLocked() {
 	c.ka.Reset(d)
 }
 
+// EventID writes an event that carries an SSE event id and no data, starting the stream if
+// needed, with a reconnection delay (retry) when retry is positive: the priming event of the
+// 2025-11-25 transport, which a client's EventSource does not dispatch and whose id it sends
+// back as Last-Event-ID when it reconnects. id must hold no line break.
+func (c *ClientSink) EventID(id string, retry time.Duration) error {
+	if c.el != nil {
+		return nil // a batch's elements share one stream: no id of their own
+	}
+	b := append(append([]byte("id: "), id...), '\n')
+	if retry > 0 {
+		b = append(strconv.AppendInt(append(b, "retry: "...), retry.Milliseconds(), 10), '\n')
+	}
+	b = append(b, '\n')
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.sse {
+		c.startSSE()
+	}
+	c.writeDeadline(len(b))
+	if err := c.write(b); err != nil {
+		return err
+	}
+	return c.flush(nil)
+}
+
 // Comment writes a keep-alive comment now, starting the stream if needed: a stream a client
 // waits for the headers of.
 func (c *ClientSink) Comment() error {

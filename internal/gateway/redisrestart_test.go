@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
 )
@@ -224,14 +225,25 @@ func TestRedisRestartedUnderTraffic(t *testing.T) {
 		if res, err := legacy.CallTool(t.Context(), &mcp.CallToolParams{Name: "alpha__add", Arguments: map[string]any{"a": 1, "b": 2}}); err != nil || res.IsError {
 			t.Errorf("the pre-2026 session's call with Redis stopped: %+v %v", res, err)
 		}
-		if err := legacy.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "alpha+mem://items/alpha"}); err == nil || !strings.Contains(err.Error(), "try again") {
-			t.Errorf("a pre-2026 subscribe with Redis stopped: %v, want an error asking to try again", err)
+		// As the 2026-07-28 edge answers a request the store cannot carry: 503 with Retry-After,
+		// which the go-sdk client takes as transient, keeping its session.
+		unavailable := http.StatusText(http.StatusServiceUnavailable)
+		if err := legacy.Subscribe(t.Context(), &mcp.SubscribeParams{URI: "alpha+mem://items/alpha"}); err == nil || !strings.Contains(err.Error(), unavailable) {
+			t.Errorf("a pre-2026 subscribe with Redis stopped: %v, want 503", err)
 		}
-		if err := legacy.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: "alpha+" + mcptest.ResourceReadme}); err == nil || !strings.Contains(err.Error(), "try again") {
-			t.Errorf("a pre-2026 unsubscribe with Redis stopped: %v, want an error asking to try again", err)
+		if err := legacy.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: "alpha+" + mcptest.ResourceReadme}); err == nil || !strings.Contains(err.Error(), unavailable) {
+			t.Errorf("a pre-2026 unsubscribe with Redis stopped: %v, want 503", err)
 		}
-		if err := legacy.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err == nil || !strings.Contains(err.Error(), "try again") {
-			t.Errorf("a pre-2026 logging/setLevel with Redis stopped: %v, want an error asking to try again", err)
+		if err := legacy.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err == nil || !strings.Contains(err.Error(), unavailable) {
+			t.Errorf("a pre-2026 logging/setLevel with Redis stopped: %v, want 503", err)
+		}
+		for _, gw := range replicas {
+			raw := legacyclient.Raw{Token: alice, Protocol: "2025-11-25"}
+			r := raw.Post(t, "http://"+gw.MCP+"/mcp", legacy.ID(), `{"jsonrpc":"2.0","id":9,"method":"logging/setLevel","params":{"level":"debug"}}`)
+			if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") != "1" || !strings.Contains(r.Body, `"code":-32014`) {
+				t.Errorf("a pre-2026 logging/setLevel by hand with Redis stopped: %v, Retry-After %q, want 503 -32014 with Retry-After 1",
+					r, r.Header.Get("Retry-After"))
+			}
 		}
 		hearsOf(t, alpha, updates, mcptest.ResourceReadme, "with Redis stopped")
 		if got := calledTools(alpha); !slices.Equal(got, []string{"ask_name", "add", "add", "add"}) {
@@ -279,10 +291,8 @@ func TestRedisRestartedUnderTraffic(t *testing.T) {
 		}
 		set := waitListen(t, sets, "mem://items/beta")
 		t.Run("the session's subscription made before the restart is kept", func(t *testing.T) {
-			// Left for the pre-2026 edge (mcphttp/pre2026/state.go, sessionState.update and
-			// recheck): the session's record is gone with the store's memory, so the next change
-			// writes a set without it and the GET stream's listen drops it, silently.
-			t.Skip("known: a Redis restarted empty loses pre-2026 sessions' subscriptions; the fix belongs in mcphttp/pre2026")
+			// The session's record is gone with the store's memory, so the next change writes a
+			// set without it; the replica holding the GET stream still has it and writes it back.
 			if !slices.Contains(set, mcptest.ResourceReadme) {
 				t.Errorf("after the restart the session's GET stream listens to %v: its subscription to %s is lost", set, mcptest.ResourceReadme)
 			}

@@ -65,6 +65,11 @@ type Edge struct {
 	log     *slog.Logger
 	metrics *metrics.Recorder
 	now     func() time.Time
+	// getRetry, when positive, is the reconnection delay a GET stream's event id asks of its
+	// client (the SSE retry field); none is asked otherwise, and clients keep their own backoff
+	// and its jitter, which spreads the reconnections of the streams a drain ends together.
+	// Tests set it, so that a client reconnects at once.
+	getRetry time.Duration
 }
 
 var _ mcphttp.EraEdge = (*Edge)(nil)

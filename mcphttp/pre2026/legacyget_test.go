@@ -18,8 +18,10 @@ import (
 )
 
 // TestLegacyGetStream: GET with a valid session opens an SSE stream of list_changed notifications
-// backed by the shared listen: no acknowledgement, no subscription id, no SSE id; GET without a
-// session is 405 as before, with a session that does not open 404; DELETE stays 405.
+// backed by the shared listen: no acknowledgement, no subscription id; one event with an SSE id
+// of 128 random bits and no data before the notifications, which carry none (a Last-Event-ID
+// sent is not refused); GET without a session is 405 as before, with a session that does not
+// open 404; DELETE stays 405.
 func TestLegacyGetStream(t *testing.T) {
 	fan := mcptest.NewFanBackend()
 	be := httptest.NewServer(fan)
@@ -83,6 +85,7 @@ func TestLegacyGetStream(t *testing.T) {
 	mcptest.WaitFor(t, "the backend has a listen open", func() bool { open, _ := fan.Counts(); return open == 1 })
 	fan.Notify(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"b"}}}`)
 	deadline := time.After(10 * time.Second)
+	primed := false
 	for {
 		select {
 		case ev, ok := <-events:
@@ -90,7 +93,14 @@ func TestLegacyGetStream(t *testing.T) {
 				t.Fatal("the stream ended")
 			}
 			if ev.HasID {
-				t.Fatalf("an SSE id: %q", ev.ID)
+				if primed || ev.HasData || len(ev.ID) != 32 || strings.Trim(ev.ID, "0123456789abcdef") != "" {
+					t.Fatalf("an SSE id %q (data %q), want one of 32 hex digits, once, with no data", ev.ID, ev.Data)
+				}
+				primed = true
+				continue
+			}
+			if !primed && ev.HasData {
+				t.Fatalf("an event before the one with the stream's id: %q", ev.Data)
 			}
 			data := string(ev.Data)
 			if !ev.HasData {

@@ -42,6 +42,9 @@ func (q *clientReq) setLevel() error {
 				return q.rpcError(jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: "+err.Error()))
 			}
 			q.e.log.Warn("legacy session log level not recorded", "request_id", q.in.RequestID(), "error", err)
+			if errors.Is(err, errStateStore) {
+				return stateUnavailable("the log level could not be recorded")
+			}
 			return q.rpcError(jsonrpc.NewError(jsonrpc.CodeInternalError, "Internal error: the log level could not be recorded; try again"))
 		}
 	}

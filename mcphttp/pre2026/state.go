@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	mrand "math/rand/v2"
+	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -17,8 +18,10 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/legacysession"
+	"github.com/mcp-gateway/gateway/internal/outcome"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/mcphttp"
 )
 
 // What a pre-2026 session sets for its later requests (docs/protocol.md §9.6): its log level
@@ -124,12 +127,22 @@ func (e *tooFastError) Error() string {
 		stateChangeRate, stateChangeBurst)
 }
 
+// errStateStore is the shared store failing a read or a write of a caller's record, or its
+// pace, within storeTimeout: the client is answered 503 with Retry-After (stateUnavailable), as
+// a 2026-07-28 client is when the store cannot carry its request.
+var errStateStore = errors.New("pre2026: the shared store is unavailable")
+
 // errStateBound refuses a change beyond what one caller's record may hold.
 var errStateBound = fmt.Errorf("the state of this caller's sessions may take at most %d bytes", maxStateBytes)
 
 // callerState is a caller's record: its sessions' state, the most recently changed last.
 type callerState struct {
 	Sessions []sessionEntry `json:"s"`
+	// Gen names the record from its first write over none (an absent key, or a record that
+	// does not open) on: a store that forgot the record (Redis restarted without its data)
+	// gets one under another name, and a GET stream that read its set under the old one knows
+	// the set it listens to is the one the store forgot (heldSet).
+	Gen string `json:"g,omitempty"`
 }
 
 // sessionEntry is one session's state.
@@ -141,6 +154,13 @@ type sessionEntry struct {
 	// As is how the client wrote each subscription whose spelling is not its normal form
 	// (percent-encoded non-ASCII, say), by normal form: its updates are relayed under it.
 	As map[string]string `json:"a,omitempty"`
+	// Fresh is an entry made anew (the session had none in the record): what the session
+	// subscribed to before, in a record the store forgot, is not known here, and Gone lists
+	// what it unsubscribed from since, so that a GET stream that still listens to the
+	// forgotten set merges it in without what the client has since left (restore). At most
+	// maxSessionSubscriptions, the oldest going first.
+	Fresh bool     `json:"f,omitempty"`
+	Gone  []string `json:"d,omitempty"`
 }
 
 // sessionState keeps pre-2026 sessions' levels and subscriptions in the shared store, with a
@@ -304,11 +324,13 @@ func (st *sessionState) update(ctx context.Context, sess *legacysession.Session,
 	defer cancel()
 	cs, clear, err := st.loadWithin(ctx, caller)
 	if err != nil && !errors.Is(err, errUnopened) {
-		return err
+		return fmt.Errorf("%w: reading a session's state: %w", errStateStore, err)
 	}
 	e := sessionEntry{Key: sess.Key(), Expires: sess.Expires.Unix()}
 	if old := cs.entry(sess); old != nil {
 		e = *old
+	} else {
+		e.Fresh = true
 	}
 	changed, err := change(&e)
 	if err != nil || !changed {
@@ -341,7 +363,11 @@ func (st *sessionState) update(ctx context.Context, sess *legacysession.Session,
 			kept = kept[1:]
 			continue
 		}
-		v, err := st.encode(&callerState{Sessions: kept})
+		gen := cs.Gen
+		if gen == "" && len(cs.Sessions) == 0 {
+			gen = newGen()
+		}
+		v, err := st.encode(&callerState{Sessions: kept, Gen: gen})
 		if errors.Is(err, errStateBound) && len(kept) > 1 {
 			kept = kept[1:]
 			continue
@@ -354,10 +380,27 @@ func (st *sessionState) update(ctx context.Context, sess *legacysession.Session,
 			last = max(last, o.Expires)
 		}
 		if err := st.kv.Set(ctx, stateKey(caller), v, time.Unix(last, 0).Sub(now)); err != nil {
-			return fmt.Errorf("pre2026: recording a session's state: %w", err)
+			return fmt.Errorf("%w: recording a session's state: %w", errStateStore, err)
 		}
 		return nil
 	}
+}
+
+// newGen is a new record's Gen: random, so that no two writes over an absent record share it.
+func newGen() string {
+	var g [8]byte
+	_, _ = rand.Read(g[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(g[:])
+}
+
+// stateUnavailable answers a change of a session's state the shared store could not take
+// (errStateStore) as the 2026-07-28 edge answers a request the store cannot carry: 503, -32014,
+// Retry-After 1; kept as an HTTP status for a pre-2026 client (keepStatus), whose SDK takes it
+// as transient and keeps its session. what says what was not done.
+func stateUnavailable(what string) *mcphttp.Error {
+	return &mcphttp.Error{Status: http.StatusServiceUnavailable, Outcome: outcome.Unavailable,
+		Header: http.Header{"Retry-After": {"1"}},
+		RPC:    jsonrpc.NewError(jsonrpc.CodeUnavailable, "Session state store unavailable: "+what+"; retry later")}
 }
 
 // pace takes one of caller's changes from its pace: a tooFastError past it.
@@ -365,7 +408,7 @@ func (st *sessionState) pace(ctx context.Context, caller string) error {
 	d, err := st.kv.Allow(ctx, stateRateKeyPrefix+caller,
 		store.Limit{Rate: stateChangeRate, Period: time.Second, Burst: stateChangeBurst})
 	if err != nil {
-		return fmt.Errorf("pre2026: pacing a caller's session state changes: %w", err)
+		return fmt.Errorf("%w: pacing a caller's session state changes: %w", errStateStore, err)
 	}
 	if !d.Allowed {
 		return &tooFastError{retryAfter: d.RetryAfter}
@@ -428,23 +471,76 @@ func (st *sessionState) cacheLevel(key, caller, level string, add bool) {
 // subscriptions is the session's subscribed URIs (namespaced, in normal form) and, by normal
 // form, how the client wrote those it wrote otherwise (sessionEntry.As).
 func (st *sessionState) subscriptions(ctx context.Context, sess *legacysession.Session, caller string) ([]string, map[string]string, error) {
-	uris, as, err := st.readSubscriptions(ctx, sess, caller)
+	h, err := st.readHeld(ctx, sess, caller)
 	if errors.Is(err, errUnopened) {
 		return nil, nil, nil
 	}
-	return uris, as, err
+	return h.uris, h.as, err
 }
 
-// readSubscriptions is subscriptions, with errUnopened for a record that does not open.
-func (st *sessionState) readSubscriptions(ctx context.Context, sess *legacysession.Session, caller string) ([]string, map[string]string, error) {
+// heldSet is the subscription set a GET stream listens to, and what it read it from: the
+// record's Gen, and whether the store had the record at all. The replica holding the stream is
+// the one that knows the set when the store forgot it: a record absent after the stream read
+// its set from one, or one under another Gen, is a store that lost the set (heldSet.forgot),
+// not a client that emptied it, and the stream writes its set back (restore).
+type heldSet struct {
+	uris  []string
+	as    map[string]string
+	gen   string
+	found bool
+}
+
+// forgot reports whether now, read from the store, is a record the store made anew since h was
+// read from it, while h holds subscriptions: they are not lost, the stream still has them.
+func (h heldSet) forgot(now heldSet) bool {
+	return h.found && len(h.uris) > 0 && (!now.found || now.gen != h.gen)
+}
+
+// readHeld reads the session's subscriptions as a GET stream holds them, with errUnopened for a
+// record that does not open.
+func (st *sessionState) readHeld(ctx context.Context, sess *legacysession.Session, caller string) (heldSet, error) {
 	cs, err := st.read(ctx, caller)
 	if err != nil {
-		return nil, nil, err
+		return heldSet{}, err
 	}
+	// A record in the store holds a session at least (update never writes one without), or
+	// is one the release before Gen wrote, which holds one too.
+	h := heldSet{gen: cs.Gen, found: cs.Gen != "" || len(cs.Sessions) > 0}
 	if se := cs.entry(sess); se != nil {
-		return se.URIs, se.As, nil
+		h.uris, h.as = se.URIs, se.As
 	}
-	return nil, nil, nil
+	return h, nil
+}
+
+// restore writes held, the set a GET stream listens to, back to a record the store forgot it
+// from (heldSet.forgot), merged with what the session's entry got since (its subscriptions,
+// and without what it unsubscribed from, sessionEntry.Gone), as any change of the session's
+// state is: paced, and within the caller's bounds (at most maxSessionSubscriptions, those the
+// entry has first). It returns the set as the store has it then.
+func (st *sessionState) restore(ctx context.Context, sess *legacysession.Session, caller string, held heldSet) (heldSet, error) {
+	err := st.update(ctx, sess, caller, func(e *sessionEntry) (bool, error) {
+		for _, u := range held.uris {
+			if len(e.URIs) >= maxSessionSubscriptions {
+				break
+			}
+			if slices.Contains(e.URIs, u) || slices.Contains(e.Gone, u) {
+				continue
+			}
+			e.URIs = append(e.URIs, u)
+			if sp := held.as[u]; sp != "" {
+				if e.As == nil {
+					e.As = make(map[string]string, 1)
+				}
+				e.As[u] = sp
+			}
+		}
+		e.Fresh, e.Gone = false, nil
+		return true, nil
+	}, nil)
+	if err != nil {
+		return heldSet{}, err
+	}
+	return st.readHeld(ctx, sess, caller)
 }
 
 // errTooManySubscriptions refuses a subscription beyond maxSessionSubscriptions.
@@ -459,15 +555,26 @@ func (st *sessionState) updateSubscriptions(ctx context.Context, sess *legacyses
 	changed := false
 	err := st.update(ctx, sess, caller, func(e *sessionEntry) (bool, error) {
 		i := slices.Index(e.URIs, uri)
+		// An entry made anew records every unsubscribe, even of what it does not hold: the
+		// session may hold it in a record the store forgot, which its GET stream writes back.
+		gone := !add && e.Fresh && !slices.Contains(e.Gone, uri)
 		switch {
-		case add && i >= 0 && e.As[uri] == spelled, !add && i < 0:
+		case add && i >= 0 && e.As[uri] == spelled, !add && i < 0 && !gone:
 			return false, nil // already so: nothing to write, nobody to tell, no listen to restart
 		case add && i < 0 && len(e.URIs) >= maxSessionSubscriptions:
 			return false, errTooManySubscriptions
 		case add && i < 0:
 			e.URIs = append(e.URIs, uri)
-		case !add:
+		case !add && i >= 0:
 			e.URIs = slices.Delete(e.URIs, i, i+1)
+		}
+		if add {
+			e.Gone = slices.DeleteFunc(e.Gone, func(g string) bool { return g == uri })
+		} else if gone {
+			e.Gone = append(e.Gone, uri)
+			if len(e.Gone) > maxSessionSubscriptions {
+				e.Gone = e.Gone[1:]
+			}
 		}
 		// A subscription written again otherwise is relayed under its latest spelling.
 		delete(e.As, uri)
@@ -527,19 +634,20 @@ func (st *sessionState) paced(started time.Time, restart context.CancelFunc) con
 }
 
 // recheck reads the session's subscriptions again every recheckEvery (the first time sooner, at
-// random) until stop is called, and calls restart, once, when they are no longer uris and as,
-// which its GET stream's listen runs with: a change whose notice this replica missed reaches
-// the stream all the same. A store that cannot be read, or a record that does not open here,
-// changes nothing; the next recheck reads again.
+// random) until stop is called, and calls restart, once, when they are no longer held, which its
+// GET stream's listen runs with, or the store forgot them (heldSet.forgot, which the restart
+// writes back): a change whose notice this replica missed reaches the stream all the same. A
+// store that cannot be read, or a record that does not open here, changes nothing; the next
+// recheck reads again.
 func (st *sessionState) recheck(ctx context.Context, sess *legacysession.Session, caller string,
-	uris []string, as map[string]string, restart func()) (stop func()) {
+	held heldSet, restart func()) (stop func()) {
 	var mu sync.Mutex
 	stopped := false
 	var pending func() bool
 	var tick func()
 	tick = func() {
-		nowURIs, nowAs, err := st.readSubscriptions(ctx, sess, caller)
-		if err == nil && (!slices.Equal(nowURIs, uris) || !maps.Equal(nowAs, as)) {
+		now, err := st.readHeld(ctx, sess, caller)
+		if err == nil && (held.forgot(now) || !slices.Equal(now.uris, held.uris) || !maps.Equal(now.as, held.as)) {
 			restart()
 			return
 		}

@@ -4,15 +4,18 @@ package pre2026
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/legacysession"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
@@ -127,10 +130,13 @@ func TestPacedRestart(t *testing.T) {
 
 // TestSessionStateStalledStore: with the shared store stalled (a real redis-server paused,
 // configured with timeouts far longer than the edge's own bound), a 2025-11-25 client's
-// logging/setLevel is answered with the internal error that says the level could not be
-// recorded, and its next call goes on without log messages, each within the edge's bound on
-// the store (stateStoreTimeout) rather than the store's own timeouts and retries. Before, both
-// waited as long as the store client did.
+// logging/setLevel, resources/subscribe and resources/unsubscribe are answered as a 2026-07-28
+// client is when the store cannot carry its request: 503, -32014, Retry-After 1, saying what was
+// not recorded; the go-sdk client takes it as transient and keeps its session, whose next call
+// goes on without log messages, each within the edge's bound on the store (stateStoreTimeout)
+// rather than the store's own timeouts and retries. Before, both waited as long as the store
+// client did; and the refusal was -32603 in-band with 200 and no Retry-After, which a client
+// cannot tell from the gateway's own fault nor knows when to send again.
 func TestSessionStateStalledStore(t *testing.T) {
 	srv := testredis.Start(t)
 	kv, err := store.NewRedis(store.RedisConfig{URL: srv.URL(), ReadTimeout: 10 * time.Minute, WriteTimeout: 10 * time.Minute})
@@ -148,8 +154,29 @@ func TestSessionStateStalledStore(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), asksHang) // fail-safe, not a timing
 	defer cancel()
 	err = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"})
-	if err == nil || !strings.Contains(err.Error(), "the log level could not be recorded") {
-		t.Fatalf("setLevel with the store stalled: %v, want the error that says so", err)
+	if err == nil || !strings.Contains(err.Error(), http.StatusText(http.StatusServiceUnavailable)) {
+		t.Fatalf("setLevel with the store stalled: %v, want 503", err)
+	}
+	h := legacyHeaders("2025-11-25", cs.ID())
+	for _, c := range []struct{ body, says string }{
+		{`{"jsonrpc":"2.0","id":7,"method":"logging/setLevel","params":{"level":"debug"}}`, "the log level could not be recorded"},
+		{`{"jsonrpc":"2.0","id":7,"method":"resources/subscribe","params":{"uri":"be+mem://r/1"}}`, "the subscription could not be recorded"},
+		{`{"jsonrpc":"2.0","id":7,"method":"resources/unsubscribe","params":{"uri":"be+mem://r/1"}}`, "the subscription could not be recorded"},
+	} {
+		r := do(t, "POST", gw.URL, h, c.body)
+		var m struct {
+			ID    int `json:"id"`
+			Error struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(r.Body, &m)
+		if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") != "1" || m.ID != 7 ||
+			m.Error.Code != jsonrpc.CodeUnavailable || !strings.Contains(m.Error.Message, c.says) {
+			t.Errorf("%s with the store stalled: %d Retry-After %q %s, want 503 -32014 with Retry-After 1 saying %q",
+				c.body, r.Status, r.Header.Get("Retry-After"), r.Body, c.says)
+		}
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "be__chatty", Arguments: map[string]any{"tag": "s"}})
 	if err != nil || res.IsError || mcptest.ResultText(res) != "done" {

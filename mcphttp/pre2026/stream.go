@@ -2,7 +2,10 @@ package pre2026
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -15,8 +18,14 @@ import (
 // notifications and the resources/updated of the session's resource subscriptions
 // (subscribe.go), backed by the same shared backend listens as subscriptions/listen. Only
 // notifications go on it, never the gateway's requests (those go on the POST they belong to), so
-// no replica needs to find the stream of a session. No event id is written and Last-Event-ID is
-// ignored: a new stream is a fresh one, which is allowed since nothing is replayed.
+// no replica needs to find the stream of a session. Once its listen has started, a stream writes
+// one event with an id and no data (the 2025-11-25 transport's priming event), an id of its own,
+// random: a client that counts a stream end without a new event id as a reconnection that made
+// no progress (the go-sdk gives up the whole session after five) sees each stream that was served
+// as progress, however many times rollouts, drains and token expiries end it. Last-Event-ID is
+// ignored, never refused: a new stream is a fresh one, which is allowed since nothing is
+// replayed. A stream that ends before its listen starts carries no id, so a client whose stream
+// the gateway cannot serve still gives up.
 
 // notifResourcesUpdated is the notification of a subscribed resource's change.
 const notifResourcesUpdated = "notifications/resources/updated"
@@ -64,8 +73,10 @@ func (e *Edge) ServeGet(in *mcphttp.Incoming) error {
 	// Its client opens the stream again, is refused, and initializes again.
 	ctx, cancel := context.WithTimeout(in.Context(), sess.Expires.Sub(e.now()))
 	defer cancel()
+	var held heldSet // the set the stream listens to, from one start of its listen to the next
+	id := streamEventID()
 	for restart := true; restart && ctx.Err() == nil; {
-		restart, err = q.listenOnce(ctx)
+		restart, err = q.listenOnce(ctx, &held, &id)
 	}
 	switch {
 	case in.Context().Err() != nil:
@@ -83,8 +94,12 @@ func (e *Edge) ServeGet(in *mcphttp.Incoming) error {
 // ends, or the subscriptions change (restart true: on this replica, or on another one, which
 // says so with a notice, or found by a recheck of the set, sessionState.recheck), at most once
 // per restartInterval (sessionState.paced). An update a backend sends while the listen is
-// started again is not relayed: nothing is replayed.
-func (q *clientReq) listenOnce(outer context.Context) (restart bool, err error) {
+// started again is not relayed: nothing is replayed. held is the set the stream listened to
+// before, and the one it listens to now once this returns: a store that forgot it
+// (heldSet.forgot) gets it back, merged with what the session changed since (restore), and a
+// store that cannot be read leaves the stream with it.
+// id is the stream's event id, written (and emptied) once the first listen has started.
+func (q *clientReq) listenOnce(outer context.Context, held *heldSet, id *string) (restart bool, err error) {
 	st := q.e.state
 	ctx, changed := context.WithCancel(outer)
 	defer changed()
@@ -92,24 +107,46 @@ func (q *clientReq) listenOnce(outer context.Context) (restart bool, err error) 
 	again := st.paced(st.now(), changed)
 	defer st.watch(q.sess.Key(), again)()
 	caller := stateCaller(q.sess, q.in)
-	uris, as, err := st.subscriptions(ctx, q.sess, caller)
-	if err != nil {
-		// The list_changed notifications do not need the store: the stream goes on without
-		// the resource subscriptions until a recheck reads them.
-		q.e.log.Warn("legacy session subscriptions not readable; the GET stream relays no resources/updated until they are",
-			"request_id", q.in.RequestID(), "error", err)
+	now, err := st.readHeld(ctx, q.sess, caller)
+	if err == nil && held.forgot(now) {
+		now, err = st.restore(ctx, q.sess, caller, *held)
+	}
+	switch {
+	case err == nil:
+		*held = now
+	case errors.Is(err, errUnopened) && !held.found:
+		*held = heldSet{}
+	default:
+		// The list_changed notifications do not need the store: the stream goes on with the
+		// set it had (none at its first start) until a recheck reads the store's.
+		q.e.log.Warn("legacy session subscriptions not readable; the GET stream keeps the set it had until they are",
+			"request_id", q.in.RequestID(), "subscriptions", len(held.uris), "error", err)
 	}
 	// A change whose notice this replica missed restarts the listen within recheckInterval.
-	defer st.recheck(ctx, q.sess, caller, uris, as, again)()
-	inner, err := q.inner(ctx, listenParamsFor(uris), nil, "")
+	defer st.recheck(ctx, q.sess, caller, *held, again)()
+	inner, err := q.inner(ctx, listenParamsFor(held.uris), nil, "")
 	if err != nil {
 		return false, err
 	}
-	err = q.in.Run(inner, &listenSink{c: q.c, as: as})
+	if *id != "" {
+		if err := q.c.EventID(*id, q.e.getRetry); err != nil {
+			return false, err
+		}
+		*id = ""
+	}
+	err = q.in.Run(inner, &listenSink{c: q.c, as: held.as})
 	if outer.Err() == nil && ctx.Err() != nil && q.c.Failed() == nil {
 		return true, nil
 	}
 	return false, err
+}
+
+// streamEventID is a GET stream's event id: 128 random bits, unique per session as the
+// 2025-11-25 transport asks of event ids, and never the same for two streams of one session.
+func streamEventID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
 }
 
 // listenSink is the pipeline's Sink for a GET stream's inner listen: its notifications go to

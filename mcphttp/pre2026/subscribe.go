@@ -63,6 +63,9 @@ func (q *clientReq) subscribe() error {
 			return q.rpcError(jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: "+err.Error()))
 		}
 		q.e.log.Warn("legacy session subscriptions not recorded", "request_id", q.in.RequestID(), "error", err)
+		if errors.Is(err, errStateStore) {
+			return stateUnavailable("the subscription could not be recorded")
+		}
 		return q.rpcError(jsonrpc.NewError(jsonrpc.CodeInternalError, "Internal error: the subscription could not be recorded; try again"))
 	}
 	return q.result([]byte(`{}`))
