@@ -56,13 +56,14 @@ func (x *request) listen() error {
 	x.shed()
 	ctx, cancel := untilTokenExpires(x)
 	defer cancel()
+	// EndListens ends a client's own listen; a pre-2026 GET stream's (admitted by the edge)
+	// lasts across a reload and follows the new policy, and ends only with EndStreams (a
+	// drain), when its client can open it again on another replica.
+	var end context.CancelFunc
+	ctx, end = context.WithCancel(ctx)
+	defer end()
+	defer context.AfterFunc(x.s.streamsOpen, end)()
 	if x.admitted.listen == "" {
-		// EndListens ends a client's own listen; a pre-2026 GET stream's (admitted by the edge)
-		// lasts, as it did: a go-sdk client whose GET stream ends and cannot reconnect fails
-		// its whole session, calls in flight included.
-		var end context.CancelFunc
-		ctx, end = context.WithCancel(ctx)
-		defer end()
 		defer context.AfterFunc(x.s.listensOpen, end)()
 	}
 	err := x.s.listens.ListenFor(ctx, x.in.req.ID, params, hdr, caller, func(msg []byte) error {

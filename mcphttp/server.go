@@ -104,6 +104,9 @@ type Server struct {
 	// listensOpen is cancelled by EndListens: every listen of this server then ends.
 	listensOpen context.Context
 	endListens  context.CancelFunc
+	// streamsOpen is cancelled by EndStreams: every pre-2026 GET stream then ends too.
+	streamsOpen context.Context
+	endStreams  context.CancelFunc
 	log         *slog.Logger
 	metrics     *metrics.Recorder
 	tracer      *tracing.Tracer
@@ -176,6 +179,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		s.now = time.Now
 	}
 	s.listensOpen, s.endListens = context.WithCancel(context.Background())
+	s.streamsOpen, s.endStreams = context.WithCancel(context.Background())
 	if deps.Interceptors != nil {
 		s.intercept = &interceptor{set: deps.Interceptors, log: deps.Logger}
 		s.rechecks = stagesBetween(stageFirstRechecked, stageNameIntercept)
@@ -240,6 +244,18 @@ func (s *Server) Start(ctx context.Context) {
 // would be filtered by the replaced policy, and it would hold a drain for the whole
 // server.shutdownTimeout.
 func (s *Server) EndListens() { s.endListens() }
+
+// EndStreams is EndListens for a drain: the load balancer has dropped this replica, so every
+// pre-2026 GET stream ends as well, those open now and any opened later, and its client opens it
+// again on another replica, where the session's subscriptions, kept in the shared store, go on.
+// The stream carries an event id (the edge writes one once its listen runs), so a go-sdk client
+// counts the end as progress, not as a failed reconnection. Without it the streams held every
+// drain for the whole server.shutdownTimeout. A reload does not call it: there a GET stream
+// lasts and follows the new policy.
+func (s *Server) EndStreams() {
+	s.endListens()
+	s.endStreams()
+}
 
 // WriteTimeouts is the number of responses cut so far because the client did not read them
 // within the write deadline (Config.WriteTimeout), for a counter.

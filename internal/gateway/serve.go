@@ -195,10 +195,10 @@ func drain(log *slog.Logger, g *gateway, mcpSrv, adminSrv *http.Server) error {
 	cfg := g.stopReloads()
 	log.Info("draining", "delay", cfg.Server.DrainDelay.String()) // "5s", not nanoseconds in JSON
 	time.Sleep(cfg.Server.DrainDelay)
-	// The load balancer has dropped the replica: its listens end now (gracefully; their clients
-	// listen again on another replica) rather than hold the drain for the whole shutdown
-	// timeout, since a listen never finishes by itself.
-	g.sets.each(func(c *components) { c.mcpServer.EndListens() })
+	// The load balancer has dropped the replica: its listens and pre-2026 GET streams end now
+	// (gracefully; their clients listen again on another replica) rather than hold the drain
+	// for the whole shutdown timeout, since a listen never finishes by itself.
+	g.sets.each(func(c *components) { c.mcpServer.EndStreams() })
 	// The requests still running when the deadline is near are cancelled and answered with
 	// mcphttp.ErrShuttingDown on their open responses; the connections are closed only after
 	// that, or at the deadline.
