@@ -22,7 +22,9 @@ import (
 // the three methods a server may ask, params an object (or none, for roots/list), and the
 // capability it needs: elicitation.form for a form (mode "form" or none), elicitation.url for a
 // URL, sampling (sampling.tools when it offers tools, sampling.context when includeContext is
-// not "none"), roots. Declarations are read by era.ParseClientCaps: `elicitation: {}` declares
+// not "none"), roots; an entry or params member the check reads (method, params, mode, tools,
+// includeContext, …) spelled another way, which a case-folding client would read instead, is
+// refused there too. Declarations are read by era.ParseClientCaps: `elicitation: {}` declares
 // form, and `{}` declares nothing. An entry of another shape is an invalid result.
 //
 // A request the pre-2026 edge built is left to that edge, which checks each entry against its
@@ -43,9 +45,6 @@ func checkAsked(x *request, result []byte) error {
 	})
 	if len(inputs) == 0 || inputs[0] != '{' {
 		return nil // only a requestState: nothing is asked (resultShape checked the shape)
-	}
-	if v := askVariant(inputs); v != "" {
-		return invalidResult("an inputRequests entry spells " + v + " another way (case or punctuation)")
 	}
 	// 2025-11-25 is the revision whose client capabilities for these requests are 2026-07-28's.
 	reqs, err := era.InputRequests(era.V20251125, inputs)
@@ -95,52 +94,6 @@ func withCapability(c era.ClientCaps, capability string) era.ClientCaps {
 		c.Roots = true
 	}
 	return c
-}
-
-// askVariant returns the member the capability check reads by its exact name (an entry's method
-// and params; the params' mode, tools and includeContext) that a member of an entry of inputs
-// spells another way (jsonrpc.FoldEqual), "" for none. A client whose decoder folds names reads
-// {"mode":"form","Mode":"url"} as a URL to open, where the check read a form: what is checked
-// must be what the client acts on.
-func askVariant(inputs []byte) string {
-	var found string
-	_ = jsonrpc.Members(inputs, func(_, entry []byte) error {
-		if found == "" {
-			found = variantOf(entry, "method", "params")
-		}
-		return nil
-	})
-	if found != "" {
-		return found
-	}
-	_ = jsonrpc.Members(inputs, func(_, entry []byte) error {
-		_ = jsonrpc.Members(entry, func(k, params []byte) error {
-			if found == "" && string(k) == "params" {
-				found = variantOf(params, "mode", "tools", "includeContext")
-			}
-			return nil
-		})
-		return nil
-	})
-	return found
-}
-
-// variantOf returns the name of names that a member of obj (a JSON value; nothing unless an
-// object) spells another way, "" for none.
-func variantOf(obj []byte, names ...string) string {
-	var found string
-	if len(obj) == 0 || obj[0] != '{' {
-		return ""
-	}
-	_ = jsonrpc.Members(obj, func(k, _ []byte) error {
-		for _, n := range names {
-			if found == "" && string(k) != n && jsonrpc.FoldEqual(k, []byte(n)) {
-				found = n
-			}
-		}
-		return nil
-	})
-	return found
 }
 
 // needs is every capability r needs, each alone, so that requiredCapabilities names only the

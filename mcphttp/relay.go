@@ -53,70 +53,85 @@ func (x *request) relay(st *upstreams.Stream, asks *askChecks) (string, error) {
 			}
 			continue
 		}
-		status := backendStatus(st.Status())
-		result := st.Result()
-		if result == nil {
-			if x.rails != nil {
-				msg = x.s.rails.checkError(x, msg)
-			}
-			return outcomeBackendError, out.Message(msg, status, outcomeBackendError, held)
-		}
-		kind, err := resultShape(x, result)
-		if err != nil {
-			return "", err
-		}
-		if asks != nil && (asks.blocked != nil || asks.broken != nil) {
-			refusal, err := x.s.intercept.withheld(x, asks)
-			if err != nil {
-				return "", err
-			}
-			return outcomeDenied, out.Result(refusal, http.StatusOK, outcomeDenied, held)
-		}
-		if ic := x.s.intercept; ic != nil {
-			// The response phase: the interceptors read the result before the client does;
-			// the progress relayed so far reaches the client while they decide.
-			if held != nil {
-				out.FlushHeld(held)
-			}
-			release, refusal, err := ic.response(x, result, kind)
-			switch {
-			case err != nil:
-				return "", err
-			case refusal != nil:
-				return outcomeDenied, out.Result(refusal, http.StatusOK, outcomeDenied, held)
-			}
-			result = release
-		}
-		// After the interceptors: a UI resource's pinned _meta.ui is checked on what the client
-		// receives, a mutated result included.
-		if x.route.uiReadPin != nil {
-			if err := x.checkUIRead(result); err != nil {
-				return "", err
-			}
-		}
-		if x.rails != nil {
-			var refusal []byte
-			if result, refusal, err = x.s.rails.checkResult(x, result); err != nil {
-				return "", err
-			} else if refusal != nil {
-				return outcomeDenied, out.Result(refusal, http.StatusOK, outcomeDenied, held)
-			}
-		}
-		// What the client is asked is what it declared it can answer, whoever wrote the round
-		// (the backend, or an interceptor that mutated it).
-		if kind == kindInputRequired {
-			if err := checkAsked(x, result); err != nil {
-				return "", err
-			}
-		}
-		// The stream has decoded the message already and hands over its result, which the
-		// answer borrows; a round trip's state is sealed first.
-		result, outcome, err := x.s.confirm.mrtrOut(x, result, kind)
-		if err != nil {
-			return "", err
-		}
-		return outcome, out.Result(result, status, outcome, held)
+		return relayFinal(x, st, msg, asks, held)
 	}
+}
+
+// relayFinal answers the client with the backend's final message msg of st: a JSON-RPC error as
+// the backend sent it (checked by the guardrails), else its result once everything that reads a
+// result before the client does has passed it (checkFinal), a round trip's state sealed.
+func relayFinal(x *request, st *upstreams.Stream, msg []byte, asks *askChecks, held *int) (string, error) {
+	out := x.out
+	status := backendStatus(st.Status())
+	result := st.Result()
+	if result == nil {
+		if x.rails != nil {
+			msg = x.s.rails.checkError(x, msg)
+		}
+		return outcomeBackendError, out.Message(msg, status, outcomeBackendError, held)
+	}
+	kind, err := resultShape(x, result)
+	if err != nil {
+		return "", err
+	}
+	if asks != nil && (asks.blocked != nil || asks.broken != nil) {
+		refusal, err := x.s.intercept.withheld(x, asks)
+		if err != nil {
+			return "", err
+		}
+		return outcomeDenied, out.Result(refusal, http.StatusOK, outcomeDenied, held)
+	}
+	result, refusal, err := checkFinal(x, result, kind, held)
+	switch {
+	case err != nil:
+		return "", err
+	case refusal != nil:
+		return outcomeDenied, out.Result(refusal, http.StatusOK, outcomeDenied, held)
+	}
+	// The stream has decoded the message already and hands over its result, which the answer
+	// borrows; a round trip's state is sealed first.
+	result, outcome, err := x.s.confirm.mrtrOut(x, result, kind)
+	if err != nil {
+		return "", err
+	}
+	return outcome, out.Result(result, status, outcome, held)
+}
+
+// checkFinal passes a final result of kind through what reads it before the client does, in this
+// order: the interceptors' response phase (which may replace it), a pinned UI resource's _meta.ui,
+// the guardrails (which may redact it), and, for a round, the capabilities the client declared.
+// It returns the result as released, or the refusal the client gets instead.
+func checkFinal(x *request, result []byte, kind resultKind, held *int) (released, refusal []byte, err error) {
+	if ic := x.s.intercept; ic != nil {
+		// The response phase: the interceptors read the result before the client does; the
+		// progress relayed so far reaches the client while they decide.
+		if held != nil {
+			x.out.FlushHeld(held)
+		}
+		if result, refusal, err = ic.response(x, result, kind); err != nil || refusal != nil {
+			return nil, refusal, err
+		}
+	}
+	// After the interceptors: a UI resource's pinned _meta.ui is checked on what the client
+	// receives, a mutated result included.
+	if x.route.uiReadPin != nil {
+		if err := x.checkUIRead(result); err != nil {
+			return nil, nil, err
+		}
+	}
+	if x.rails != nil {
+		if result, refusal, err = x.s.rails.checkResult(x, result); err != nil || refusal != nil {
+			return nil, refusal, err
+		}
+	}
+	// What the client is asked is what it declared it can answer, whoever wrote the round (the
+	// backend, or an interceptor that mutated it).
+	if kind == kindInputRequired {
+		if err := checkAsked(x, result); err != nil {
+			return nil, nil, err
+		}
+	}
+	return result, nil, nil
 }
 
 // backendStatus is the status a backend's response of HTTP status s is relayed with: a JSON-RPC

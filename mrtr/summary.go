@@ -114,7 +114,7 @@ func writeMembers(b *strings.Builder, names []string, values []json.RawMessage, 
 // Latin text. The second showing is bounded (maxSentRunes), cut at a whole character and marked
 // with an ellipsis when longer.
 func sentAsIs(piece string) string {
-	if !strings.ContainsFunc(piece, rightToLeft) {
+	if !strings.ContainsFunc(piece, pins.RightToLeft) {
 		return ""
 	}
 	const (
@@ -139,18 +139,6 @@ func sentAsIs(piece string) string {
 	}
 	b.WriteString(tail)
 	return b.String()
-}
-
-// rightToLeft reports whether r is laid out right to left, or moves what is beside it: a
-// strong right-to-left character or an Arabic number (bidi classes R, AL and AN), as the
-// approval page judges it.
-func rightToLeft(r rune) bool {
-	p, _ := bidi.LookupRune(r)
-	switch p.Class() {
-	case bidi.R, bidi.AL, bidi.AN:
-		return true
-	}
-	return false
 }
 
 // leftToRightAmongLatin reports whether r, after a Latin letter and before any other

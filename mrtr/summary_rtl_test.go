@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/bidi"
+
+	"github.com/mcp-gateway/gateway/internal/pins"
 )
 
 // sentHead opens the second showing of a piece holding right-to-left text.
@@ -157,7 +159,7 @@ func checkShownAsSent(t *testing.T, msg string) {
 			if dir == bidi.LeftToRight {
 				// The space before "(" stands between the piece and its second showing.
 				from++
-				for to < len(runes) && !rightToLeft(runes[to]) {
+				for to < len(runes) && !pins.RightToLeft(runes[to]) {
 					to++
 				}
 			} else {

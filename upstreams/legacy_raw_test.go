@@ -346,7 +346,7 @@ func TestLegacyRawAnswerNotOurs(t *testing.T) {
 // makes a few log lines of it, not one a request: a backend may send thousands in one call.
 func TestLegacyAsksDoNotFloodTheLog(t *testing.T) {
 	raw := startRawLegacy(t)
-	var logs syncBuffer
+	var logs mcptest.LogBuffer
 	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "raw", URL: raw.URL()}}},
 		Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	res := callOnce(t, r, MethodToolsCall, "raw__elicit_many", KindTool, `{"_meta":`+upstreamstest.Meta+`,"name":"raw__elicit_many"}`)
@@ -363,24 +363,6 @@ func TestLegacyAsksDoNotFloodTheLog(t *testing.T) {
 	if refusals != 50 || lines == 0 || lines > 4 {
 		t.Errorf("%d of 50 requests refused, %d log lines: want every one refused and a few lines", refusals, lines)
 	}
-}
-
-// syncBuffer is a log destination safe for the goroutines that log.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestLegacyAsksBoundedPerCall: a pre-2026 backend that loops on ping mid-call does not have the

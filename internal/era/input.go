@@ -84,6 +84,9 @@ func inputRequest(version, key string, entry []byte) (InputRequest, error) {
 	if !isObject(entry) {
 		return r, fmt.Errorf("not an object")
 	}
+	if err := spelledOtherwise(entry, readEntry[:]); err != nil {
+		return r, err
+	}
 	var params []byte
 	err := jsonrpc.Members(entry, func(k, v []byte) error {
 		switch string(k) {
@@ -109,8 +112,8 @@ func inputRequest(version, key string, entry []byte) (InputRequest, error) {
 	if !isObject(params) {
 		return r, fmt.Errorf("params are not an object")
 	}
-	if k := readMemberSpelledOtherwise(params); k != "" {
-		return r, fmt.Errorf("params member %q is another spelling of one the gateway reads", k)
+	if err := spelledOtherwise(params, readParams[:]); err != nil {
+		return r, err
 	}
 	switch r.Method {
 	case MethodElicitationCreate:
@@ -147,31 +150,34 @@ func inputRequest(version, key string, entry []byte) (InputRequest, error) {
 	return r, err
 }
 
-// readParams are the params members the gateway reads or writes in a request to a pre-2026
-// client: mode and url (URL-mode elicitation, which needs elicitation.url), elicitationId
-// (added when absent), tools and includeContext (sampling.tools, sampling.context), _meta
-// (reserved keys dropped, the guardrails' annotation added).
+// readEntry are the members of an inputRequests entry the gateway reads: method and params.
+var readEntry = [...][]byte{[]byte("method"), []byte("params")}
+
+// readParams are the params members the gateway reads or writes in a request to a client:
+// mode and url (URL-mode elicitation, which needs elicitation.url), elicitationId (added when
+// absent), tools and includeContext (sampling.tools, sampling.context), _meta (reserved keys
+// dropped, the guardrails' annotation added).
 var readParams = [...][]byte{[]byte("mode"), []byte("url"), []byte("elicitationId"), []byte("tools"),
 	[]byte("includeContext"), []byte("_meta")}
 
-// readMemberSpelledOtherwise returns the first member of params (an object) that is one of
-// readParams spelled otherwise ("Mode", "include_context", "_META"; jsonrpc.FoldEqual), "" for
-// none. The gateway decides on the exact name what a request needs of the client, but a client
-// whose decoder folds case or punctuation (Go's encoding/json, encoding/json/v2's
-// case-insensitive matching) reads such a member as that one: "Mode":"url" would reach a client
-// that declared form mode only as a URL-mode elicitation, "Tools" one that never declared
-// sampling.tools as a tool-enabled sampling request. Such a request is not sent.
-func readMemberSpelledOtherwise(params []byte) string {
-	var found string
-	_ = jsonrpc.Members(params, func(k, _ []byte) error {
-		for _, name := range readParams {
-			if found == "" && jsonrpc.FoldEqual(k, name) && string(k) != string(name) {
-				found = string(k)
+// spelledOtherwise refuses obj (an object) when a member of it is one of names spelled otherwise
+// ("Mode", "include_context", "_META", "METHOD"; jsonrpc.FoldEqual), naming the first. The
+// gateway decides on the exact name what a request needs of the client, but a client whose
+// decoder folds case or punctuation (Go's encoding/json, encoding/json/v2's case-insensitive
+// matching) reads such a member as that one: "Mode":"url" would reach a client that declared
+// form mode only as a URL-mode elicitation, "Tools" one that never declared sampling.tools as a
+// tool-enabled sampling request. Such a request is not sent, on either edge.
+func spelledOtherwise(obj []byte, names [][]byte) error {
+	var err error
+	_ = jsonrpc.Members(obj, func(k, _ []byte) error {
+		for _, name := range names {
+			if err == nil && jsonrpc.FoldEqual(k, name) && string(k) != string(name) {
+				err = fmt.Errorf("member %q spells %s another way (case or punctuation)", k, name)
 			}
 		}
 		return nil
 	})
-	return found
+	return err
 }
 
 // elicitation translates the params of an elicitation/create entry.

@@ -51,9 +51,15 @@ func (f *failover) RoundTrip(r *http.Request) (*http.Response, error) {
 // notification arrived (its response stream is open); the outcome arrives on the channel.
 func heldCall(t *testing.T, cs *mcp.ClientSession, progressed <-chan struct{}) <-chan heldResult {
 	t.Helper()
+	return heldCallOf(t, cs, "alpha__hold", progressed)
+}
+
+// heldCallOf is heldCall of any holding tool.
+func heldCallOf(t *testing.T, cs *mcp.ClientSession, tool string, progressed <-chan struct{}) <-chan heldResult {
+	t.Helper()
 	out := make(chan heldResult, 1)
 	go func() {
-		params := &mcp.CallToolParams{Name: "alpha__hold", Arguments: map[string]any{}}
+		params := &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}}
 		params.SetProgressToken("held")
 		res, err := cs.CallTool(context.Background(), params)
 		out <- heldResult{res, err}

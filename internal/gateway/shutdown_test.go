@@ -94,28 +94,8 @@ func startServing(t *testing.T, cfg *Config) (gw Listeners, terminate func(), do
 // startHeldCallOf is startHeldCall for any holding tool.
 func startHeldCallOf(t *testing.T, url, tool string) <-chan heldResult {
 	t.Helper()
-	progressed := make(chan struct{}, 1)
-	cs := mcptest.Connect(t, url, mcptest.WithProgress(func(context.Context, *mcp.ProgressNotificationClientRequest) {
-		select {
-		case progressed <- struct{}{}:
-		default:
-		}
-	}))
-	out := make(chan heldResult, 1)
-	go func() {
-		params := &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}}
-		params.SetProgressToken("held")
-		res, err := cs.CallTool(context.Background(), params)
-		out <- heldResult{res, err}
-	}()
-	select {
-	case <-progressed:
-	case r := <-out:
-		t.Fatalf("the held call ended before it started: %v %+v", r.err, r.res)
-	case <-time.After(reloadWait):
-		t.Fatal("no progress from the held call")
-	}
-	return out
+	progressed, onProgress := progressSignal()
+	return heldCallOf(t, mcptest.Connect(t, url, mcptest.WithProgress(onProgress)), tool, progressed)
 }
 
 // TestShutdownAnswersCutCalls: the calls still running when server.shutdownTimeout passes are

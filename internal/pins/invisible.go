@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/bidi"
 )
 
 // InvisibleKind names why a code point is a finding.
@@ -170,6 +172,20 @@ func scanString(s, path string, inName bool, out *[]Finding) {
 		})
 		i = j
 	}
+}
+
+// RightToLeft reports whether r is laid out right to left, or moves what is beside it: a strong
+// right-to-left character or an Arabic number (bidi classes R, AL and AN). It is the one
+// definition the gateway's confirmations use: the approval page (internal/webpage) and the
+// form confirmation's text (mrtr) show text holding such a character a second time, in the
+// order sent.
+func RightToLeft(r rune) bool {
+	p, _ := bidi.LookupRune(r)
+	switch p.Class() {
+	case bidi.R, bidi.AL, bidi.AN:
+		return true
+	}
+	return false
 }
 
 // ClassifyRune says whether r is an invisible code point and of which kind, by its Unicode

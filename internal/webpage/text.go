@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/text/unicode/bidi"
+	"github.com/mcp-gateway/gateway/internal/pins"
 )
 
 // foldRunes is the length beyond which a string is shown folded: its beginning in the page and
@@ -62,22 +62,11 @@ func Visible(s string) Text {
 		}
 		plain.WriteRune(r)
 		if r >= 0x0590 && !t.RTL {
-			t.RTL = rightToLeft(r)
+			t.RTL = pins.RightToLeft(r)
 		}
 	}
 	flush()
 	return t
-}
-
-// rightToLeft reports whether r is laid out right to left, or moves what is beside it: a
-// strong right-to-left character or an Arabic number (bidi classes R, AL and AN).
-func rightToLeft(r rune) bool {
-	p, _ := bidi.LookupRune(r)
-	switch p.Class() {
-	case bidi.R, bidi.AL, bidi.AN:
-		return true
-	}
-	return false
 }
 
 // shown is s as plain text for what the pages say about it (the form a name or word reads as,

@@ -59,31 +59,9 @@ func (q *clientReq) call() error {
 	var answers *heldAnswers
 	var charged int64
 	for round := 1; ; round++ {
-		sink := &roundSink{q: q}
-		err := q.in.Run(inner, sink)
-		for err == nil {
-			state, again := pages.again(q, sink.asked)
-			if !again {
-				break
-			}
-			sink.letGo()
-			if !pages.pause(ctx, q) {
-				if ctx.Err() != nil {
-					return q.cancelled(ctx, context.Canceled)
-				}
-				return q.failed("the user did not finish the page they were sent to within " + q.e.cfg.AskTimeout.String())
-			}
-			if inner, err = q.inner(ctx, base, pages.responses, state); err != nil {
-				return err
-			}
-			if n := int64(len(inner.Params)); n > charged {
-				if err := answers.take(n - charged); err != nil {
-					return q.askFailed(err)
-				}
-				charged = n
-			}
-			sink = &roundSink{q: q}
-			err = q.in.Run(inner, sink)
+		sink, end, err := runRound(ctx, q, inner, base, pages, answers, &charged)
+		if end {
+			return err
 		}
 		held()
 		held = func() {}
@@ -125,6 +103,42 @@ func (q *clientReq) call() error {
 			return q.askFailed(err)
 		}
 	}
+}
+
+// runRound runs one round's request inner and, while the client's answers to the round before
+// were URL-mode pages whose repeat the call waits out (pagewait.go), waits for them and runs the
+// round again with their answers, charging answers with params that grew (charged is what they
+// carry already). It returns the last run's sink and error; with end, err is instead the call's
+// own end (cancelled, the page not finished, its answers over their bound).
+func runRound(ctx context.Context, q *clientReq, inner *mcphttp.Inner, base json.RawMessage, pages *pageWait,
+	answers *heldAnswers, charged *int64) (sink *roundSink, end bool, err error) {
+	sink = &roundSink{q: q}
+	err = q.in.Run(inner, sink)
+	for err == nil {
+		state, again := pages.again(q, sink.asked)
+		if !again {
+			break
+		}
+		sink.letGo()
+		if !pages.pause(ctx, q) {
+			if ctx.Err() != nil {
+				return nil, true, q.cancelled(ctx, context.Canceled)
+			}
+			return nil, true, q.failed("the user did not finish the page they were sent to within " + q.e.cfg.AskTimeout.String())
+		}
+		if inner, err = q.inner(ctx, base, pages.responses, state); err != nil {
+			return nil, true, err
+		}
+		if n := int64(len(inner.Params)); n > *charged {
+			if err := answers.take(n - *charged); err != nil {
+				return nil, true, q.askFailed(err)
+			}
+			*charged = n
+		}
+		sink = &roundSink{q: q}
+		err = q.in.Run(inner, sink)
+	}
+	return sink, false, err
 }
 
 // inner is the 2026-07-28 request of one round: the client's params without MRTR members
