@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
@@ -46,12 +47,13 @@ func (x *request) listen() error {
 	// few hundred bytes lets the body's buffer go (shed).
 	params, hdr := bytes.Clone(x.in.req.Params), x.passHeaders()
 	visible, _ := x.visibility() // subscriptions and every resources/updated follow the caller's policy
+	reaches := reachesFor(x.set, x.s.auth, x.caller.principal)
 	if x.admitted.listen != "" {
 		// A pre-2026 GET stream's: it may outlive its configuration, and then follows the
 		// policy of the one that replaced it (StreamPolicy).
-		visible = followed(x.ctx, visible)
+		visible, reaches = followed(x.ctx, visible), followedReaches(x.ctx, reaches)
 	}
-	caller := upstreams.ListenCaller{Key: x.bound(), Visible: visible, Reaches: listenReaches(x), Dropped: x.s.metrics.ListenDropped,
+	caller := upstreams.ListenCaller{Key: x.bound(), Visible: visible, Reaches: reaches, Dropped: x.s.metrics.ListenDropped,
 		Spell: resourceSpeller(x)}
 	x.shed()
 	ctx, cancel := untilTokenExpires(x)
@@ -126,12 +128,12 @@ func (x *request) shed() {
 	x.in.bodyBuf.Release() // a listen's buffer is detached (run): this only drops it
 }
 
-// listenReaches is the ListenCaller.Reaches of x's listen: a backend the endpoint's set covers
-// and the caller's policy gives anything of (authz.Policy.Reaches), as for server
-// instructions; nil when neither narrows. A listen hears no list_changed of any other backend.
-// A function, not a method: request's methods are its stages' API, kept few.
-func listenReaches(x *request) func(string) bool {
-	ts, auth, p := x.set, x.s.auth, x.caller.principal
+// reachesFor is the ListenCaller.Reaches of a listen on ts's endpoint (nil: the gateway's own,
+// unnarrowed) by p: a backend the set covers and p's policy gives anything of
+// (authz.Policy.Reaches), as for server instructions; nil when neither narrows. A listen hears
+// no list_changed of any other backend. A function, not a method: request's methods are its
+// stages' API, kept few.
+func reachesFor(ts *toolset, auth *authz.Service, p *authz.Principal) func(string) bool {
 	if ts == nil && auth == nil {
 		return nil
 	}

@@ -105,6 +105,12 @@ func WithResourceUpdated(h func(context.Context, *mcp.ResourceUpdatedNotificatio
 	return func(c *clientConfig) { c.opts.ResourceUpdatedHandler = h }
 }
 
+// WithToolListChanged installs a handler for notifications/tools/list_changed, which a
+// pre-2026 client gets on its GET stream.
+func WithToolListChanged(h func(context.Context, *mcp.ToolListChangedRequest)) ClientOption {
+	return func(c *clientConfig) { c.opts.ToolListChangedHandler = h }
+}
+
 // ResourceUpdates collects the URIs of the notifications/resources/updated a
 // client receives; install it with WithResourceUpdated(u.Handler).
 type ResourceUpdates struct {
