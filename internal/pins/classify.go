@@ -265,9 +265,7 @@ func (d *delta) annotationsDiff(ov, nv any) {
 		if _, isHint := hintDefaults[k]; isHint || notText[k] || reflect.DeepEqual(o[k], v) {
 			continue
 		}
-		strs := map[string]bool{}
-		allStrings(v, strs, 0)
-		if len(strs) > 0 {
+		if holdsText(v) {
 			d.text = true
 		}
 	}
@@ -348,10 +346,13 @@ func (d *delta) arguments(ov, nv any) {
 			if reflect.DeepEqual(oa[k], na[k]) {
 				continue
 			}
-			switch k {
-			case "required", "name":
-			case "title", "description":
+			// Whatever member it is, a new value holding a string is text for the reader:
+			// "required": "IMPORTANT: …" is read by no client as a flag, but shown as sent.
+			if k != "name" && holdsText(na[k]) {
 				d.text = true
+			}
+			switch k {
+			case "required", "name", "title", "description":
 			default:
 				d.widened = true
 			}
@@ -365,6 +366,13 @@ func (d *delta) arguments(ov, nv any) {
 	if !reflect.DeepEqual(oOrder, nOrder) && len(o) == len(n) {
 		d.other = true
 	}
+}
+
+// holdsText reports whether v is or holds a string (a member name included).
+func holdsText(v any) bool {
+	strs := map[string]bool{}
+	allStrings(v, strs, 0)
+	return len(strs) > 0
 }
 
 func union(a, b map[string]any) map[string]bool {
