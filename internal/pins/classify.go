@@ -241,7 +241,12 @@ var notText = map[string]bool{"audience": true, "priority": true, "lastModified"
 func (d *delta) annotationsDiff(ov, nv any) {
 	d.annotations = true
 	o, _ := ov.(map[string]any)
-	n, _ := nv.(map[string]any)
+	n, isObj := nv.(map[string]any)
+	if !isObj && holdsText(nv) {
+		// Not an object ("annotations": "IMPORTANT: …"): no client reads a hint from it, but
+		// whoever reads the definition reads its text.
+		d.text = true
+	}
 	hint := func(m map[string]any, k string) bool {
 		if b, ok := m[k].(bool); ok {
 			return b
