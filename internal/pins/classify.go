@@ -64,7 +64,8 @@ const (
 	// ClassIconsChanged: the icons differ.
 	ClassIconsChanged Class = "icons-changed"
 	// ClassOtherChanged: the fingerprint differs in a way none of the classes above names (a
-	// template's mimeType, the order of a prompt's arguments, a malformed member).
+	// template's mimeType changed to another media type, the order of a prompt's arguments, a
+	// malformed member).
 	ClassOtherChanged Class = "other-changed"
 )
 
@@ -217,10 +218,56 @@ func (d *delta) item(kind Kind, o, n map[string]any) {
 			d.icons = true
 		case "arguments":
 			d.arguments(ov, nv)
+		case "mimeType":
+			// A media type names a format; anything else there is read as text
+			// ("text/plain. IMPORTANT: …", a quoted parameter).
+			if str, isStr := nv.(string); (isStr && !mediaType(str)) || (!isStr && holdsText(nv)) {
+				d.text = true
+			} else {
+				d.other = true
+			}
 		default:
 			d.other = true
 		}
 	}
+}
+
+// mediaType reports whether s is a media type in the form RFC 6838 registers them: type and
+// subtype, each a restricted name, and parameters whose names and values are restricted names
+// too ("text/plain; charset=utf-8", "text/html;profile=mcp-app"). Quoted parameter values and
+// spaces inside a part are not accepted: they carry sentences.
+func mediaType(s string) bool {
+	typ, params, hasParams := strings.Cut(s, ";")
+	top, sub, ok := strings.Cut(strings.TrimRight(typ, " "), "/")
+	if !ok || !restrictedName(top) || !restrictedName(sub) {
+		return false
+	}
+	if !hasParams {
+		return true
+	}
+	for p := range strings.SplitSeq(params, ";") {
+		name, value, ok := strings.Cut(strings.Trim(p, " "), "=")
+		if !ok || !restrictedName(name) || !restrictedName(value) {
+			return false
+		}
+	}
+	return true
+}
+
+// restrictedName reports whether s is an RFC 6838 restricted-name: 1 to 127 characters, a
+// letter or digit first, then letters, digits and !#$&-^_.+ only.
+func restrictedName(s string) bool {
+	if s == "" || len(s) > 127 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+		if !alnum && (i == 0 || !strings.ContainsRune("!#$&-^_.+", rune(c))) {
+			return false
+		}
+	}
+	return true
 }
 
 func orTrue(v any, present bool) any {
