@@ -53,6 +53,11 @@ func TestPinShadowingByBackendNotPinned(t *testing.T) {
 	if got := driftOf(t, p.gw, "tool", "readFile"); got != "shadows block" {
 		t.Errorf("drift of the copy: %q, want shadows block", got)
 	}
+	// Counted and logged as any drift, so MCPGatewayPinDrift fires for it.
+	if want := `mcp_gateway_pin_drift_total{action="block",class="shadows",upstream="scratch"} 1`; !strings.Contains(get(t, "http://"+p.gw.Admin+"/metrics"), want) {
+		t.Errorf("metrics lack %s", want)
+	}
+	mcptest.WaitFor(t, "the audit line", func() bool { return strings.Contains(p.log.String(), `"msg":"pin drift"`) })
 
 	logged := startPinned(t, off(map[pins.Class]pins.Action{pins.ClassShadows: pins.ActionLog}), nil, files, scratch)
 	if names := listNames(t, logged.gw, "tools/list"); !slices.Contains(names, "scratch__readFile") {
