@@ -27,7 +27,7 @@ import (
 // checkPin judges the routed item's pin verdict.
 func (x *request) checkPin(target upstreams.Target) error {
 	s := x.s
-	if !s.backends.PinsEnabled(target.Upstream) {
+	if !s.backends.PinsEnabled(target.Upstream) && !s.backends.PinGuard().JudgesShadows(target.Upstream) {
 		return nil
 	}
 	m, complete, err := x.pinMethod()

@@ -144,7 +144,7 @@ func TestPinsWriteDiff(t *testing.T) {
 	for _, want := range []string{
 		"'files' tool 'delete': destructive-hint-cleared,annotations-changed",
 		"'files' tool 'exec': new",
-		"'files' tool 'read': input-schema-widened",
+		"'files' tool 'read': input-schema-widened,text-changed",
 		"'web' tool 'fetch': invisible-characters,text-changed",
 	} {
 		if !strings.Contains(out, want+"\n") {

@@ -158,7 +158,7 @@ func TestPinDriftActions(t *testing.T) {
 		}, "text-changed", pins.ActionBlock},
 		{"input-schema-widened", func(s *mcp.Server) {
 			s.AddTool(tool("t", "Touch a file.", map[string]any{"path": map[string]any{"type": "string"}, "cmd": map[string]any{"type": "string"}}, safe), noopTool)
-		}, "input-schema-widened", pins.ActionBlock},
+		}, "input-schema-widened,text-changed", pins.ActionBlock},
 		{"input-schema-narrowed", func(s *mcp.Server) {
 			s.AddTool(tool("t", "Touch a file.", map[string]any{"path": map[string]any{"type": "string", "maxLength": 64}}, safe), noopTool)
 		}, "input-schema-narrowed", pins.ActionLog},
@@ -338,8 +338,8 @@ func TestPinLifecycle(t *testing.T) {
 	if status, res := rawCall(t, p.gw, "", "files__b", `{"path":"a"}`, ""); status != http.StatusForbidden || res.Error == nil || toolCalls(files) != 0 {
 		t.Errorf("b came back widened: call %d %+v, backend calls %d", status, res.Error, toolCalls(files))
 	}
-	if got := driftOf(t, p.gw, "tool", "b"); got != "input-schema-widened block" {
-		t.Errorf("b came back widened: drift %q, want input-schema-widened block (not new)", got)
+	if got := driftOf(t, p.gw, "tool", "b"); got != "input-schema-widened,text-changed block" {
+		t.Errorf("b came back widened: drift %q, want input-schema-widened,text-changed block (not new)", got)
 	}
 
 	// Renamed: a's definition under the name c.

@@ -16,15 +16,16 @@ import (
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
-// rewriteLists wraps a backend's answers: its tools/list results (JSON, not SSE) go through edit
-// when on is nil or set, as a backend that lists what an SDK would not write.
+// rewriteLists wraps a backend's answers: its tools/list and prompts/list results (JSON, not
+// SSE) go through edit when on is nil or set, as a backend that lists what an SDK would not
+// write.
 func rewriteLists(edit *strings.Replacer, on ...*atomic.Bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			rec := httptest.NewRecorder()
 			next.ServeHTTP(rec, r)
 			body := rec.Body.Bytes()
-			if (len(on) == 0 || on[0].Load()) && bytes.Contains(body, []byte(`"tools":[`)) {
+			if (len(on) == 0 || on[0].Load()) && (bytes.Contains(body, []byte(`"tools":[`)) || bytes.Contains(body, []byte(`"prompts":[`))) {
 				body = []byte(edit.Replace(string(body)))
 			}
 			for k, v := range rec.Header() {

@@ -64,7 +64,8 @@ const (
 	// ClassIconsChanged: the icons differ.
 	ClassIconsChanged Class = "icons-changed"
 	// ClassOtherChanged: the fingerprint differs in a way none of the classes above names (a
-	// template's mimeType, the order of a prompt's arguments, a malformed member).
+	// template's mimeType changed to another media type, the order of a prompt's arguments, a
+	// malformed member).
 	ClassOtherChanged Class = "other-changed"
 )
 
@@ -217,10 +218,56 @@ func (d *delta) item(kind Kind, o, n map[string]any) {
 			d.icons = true
 		case "arguments":
 			d.arguments(ov, nv)
+		case "mimeType":
+			// A media type names a format; anything else there is read as text
+			// ("text/plain. IMPORTANT: …", a quoted parameter).
+			if str, isStr := nv.(string); (isStr && !mediaType(str)) || (!isStr && holdsText(nv)) {
+				d.text = true
+			} else {
+				d.other = true
+			}
 		default:
 			d.other = true
 		}
 	}
+}
+
+// mediaType reports whether s is a media type in the form RFC 6838 registers them: type and
+// subtype, each a restricted name, and parameters whose names and values are restricted names
+// too ("text/plain; charset=utf-8", "text/html;profile=mcp-app"). Quoted parameter values and
+// spaces inside a part are not accepted: they carry sentences.
+func mediaType(s string) bool {
+	typ, params, hasParams := strings.Cut(s, ";")
+	top, sub, ok := strings.Cut(strings.TrimRight(typ, " "), "/")
+	if !ok || !restrictedName(top) || !restrictedName(sub) {
+		return false
+	}
+	if !hasParams {
+		return true
+	}
+	for p := range strings.SplitSeq(params, ";") {
+		name, value, ok := strings.Cut(strings.Trim(p, " "), "=")
+		if !ok || !restrictedName(name) || !restrictedName(value) {
+			return false
+		}
+	}
+	return true
+}
+
+// restrictedName reports whether s is an RFC 6838 restricted-name: 1 to 127 characters, a
+// letter or digit first, then letters, digits and !#$&-^_.+ only.
+func restrictedName(s string) bool {
+	if s == "" || len(s) > 127 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+		if !alnum && (i == 0 || !strings.ContainsRune("!#$&-^_.+", rune(c))) {
+			return false
+		}
+	}
+	return true
 }
 
 func orTrue(v any, present bool) any {
@@ -241,7 +288,12 @@ var notText = map[string]bool{"audience": true, "priority": true, "lastModified"
 func (d *delta) annotationsDiff(ov, nv any) {
 	d.annotations = true
 	o, _ := ov.(map[string]any)
-	n, _ := nv.(map[string]any)
+	n, isObj := nv.(map[string]any)
+	if !isObj && holdsText(nv) {
+		// Not an object ("annotations": "IMPORTANT: …"): no client reads a hint from it, but
+		// whoever reads the definition reads its text.
+		d.text = true
+	}
 	hint := func(m map[string]any, k string) bool {
 		if b, ok := m[k].(bool); ok {
 			return b
@@ -265,9 +317,7 @@ func (d *delta) annotationsDiff(ov, nv any) {
 		if _, isHint := hintDefaults[k]; isHint || notText[k] || reflect.DeepEqual(o[k], v) {
 			continue
 		}
-		strs := map[string]bool{}
-		allStrings(v, strs, 0)
-		if len(strs) > 0 {
+		if holdsText(v) {
 			d.text = true
 		}
 	}
@@ -348,10 +398,13 @@ func (d *delta) arguments(ov, nv any) {
 			if reflect.DeepEqual(oa[k], na[k]) {
 				continue
 			}
-			switch k {
-			case "required", "name":
-			case "title", "description":
+			// Whatever member it is, a new value holding a string is text for the reader:
+			// "required": "IMPORTANT: …" is read by no client as a flag, but shown as sent.
+			if k != "name" && holdsText(na[k]) {
 				d.text = true
+			}
+			switch k {
+			case "required", "name", "title", "description":
 			default:
 				d.widened = true
 			}
@@ -365,6 +418,13 @@ func (d *delta) arguments(ov, nv any) {
 	if !reflect.DeepEqual(oOrder, nOrder) && len(o) == len(n) {
 		d.other = true
 	}
+}
+
+// holdsText reports whether v is or holds a string (a member name included).
+func holdsText(v any) bool {
+	strs := map[string]bool{}
+	allStrings(v, strs, 0)
+	return len(strs) > 0
 }
 
 func union(a, b map[string]any) map[string]bool {

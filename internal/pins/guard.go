@@ -153,6 +153,47 @@ func (g *Guard) Enabled(backend string) bool {
 	return g != nil && g.cfg.ModeFor(backend) != ModeOff
 }
 
+// JudgesShadows reports whether backend's tools are compared with the pinned tools of the other
+// backends although its own definitions are not checked: its pinning is off while another
+// backend's is on. A copy of a pinned tool is held whoever lists it, and a backend that cannot
+// be pinned (per-user OAuth, token exchange) is no less likely to list one.
+func (g *Guard) JudgesShadows(backend string) bool {
+	if g == nil || g.Enabled(backend) {
+		return false
+	}
+	for _, b := range g.backends {
+		if b != backend && g.Enabled(b) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkShadows judges the tools of a backend whose pinning is off (JudgesShadows) on
+// shadowing alone: a tool that nearly duplicates a pinned tool of another backend is
+// ClassShadows, with the action the configuration gives that class for this backend; every
+// other tool gets the zero verdict, as a backend that is not pinned does, and so does an item
+// that cannot be fingerprinted (this backend's definitions are served as listed). A name
+// listed twice takes the stronger of its verdicts.
+func (g *Guard) checkShadows(ctx context.Context, backend string, items []Listed) map[string]Verdict {
+	out := make(map[string]Verdict, len(items))
+	for _, it := range items {
+		var v Verdict
+		if it.Def != nil {
+			if r, ok := g.shadowed(ctx, backend, it.Def); ok {
+				v = Verdict{Classes: Set(0).Add(ClassShadows), Shadows: &r, Current: it.Def.Fingerprint}
+				v.Action, _ = g.cfg.ActionFor(backend, v.Classes)
+			}
+		}
+		if old, dup := out[it.Key]; dup && old.Action.rank() >= v.Action.rank() {
+			continue
+		}
+		out[it.Key] = v
+	}
+	g.record(backend, KindTool, out, nil)
+	return out
+}
+
 // Listed is one item of a backend's list as CheckList takes it: its definition, or why it
 // could not be fingerprinted.
 type Listed struct {
@@ -174,7 +215,10 @@ type Listed struct {
 // kinds this replica read before).
 func (g *Guard) CheckList(ctx context.Context, backend string, kind Kind, items []Listed) map[string]Verdict {
 	if !g.Enabled(backend) {
-		return nil
+		if kind != KindTool || !g.JudgesShadows(backend) {
+			return nil
+		}
+		return g.checkShadows(ctx, backend, items)
 	}
 	pinned, err := g.pinsOf(ctx, backend, kind, items)
 	out := make(map[string]Verdict, len(items))

@@ -93,7 +93,7 @@ func TestDiffGolden(t *testing.T) {
 
 	want := map[string]Set{
 		"files/instructions/":    classes(ClassTextChanged),
-		"files/tool/read":        classes(ClassInputSchemaWidened),
+		"files/tool/read":        classes(ClassInputSchemaWidened, ClassTextChanged),
 		"files/tool/delete":      classes(ClassAnnotationsChanged, ClassDestructiveHintCleared),
 		"files/tool/stat":        classes(ClassInvisible, ClassTextChanged),
 		"files/tool/exec":        classes(ClassNew),

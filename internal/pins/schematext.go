@@ -16,7 +16,9 @@ var typeNames = map[string]bool{"null": true, "boolean": true, "object": true, "
 //     writeOnly) or an unknown keyword is added or changed at any schema position (text that
 //     went away, with its subschema or alone, tells the reader nothing new);
 //   - a string in a value the validator reads (enum and const values, pattern, format,
-//     required and dependentRequired names, identifiers, …) or in a malformed subschema does
+//     required and dependentRequired names, identifiers, …), a member name of a keyword that
+//     maps names to subschemas (properties, patternProperties, $defs, dependentSchemas), or a
+//     string in a malformed subschema does
 //     not occur anywhere in the pinned schema (a required entry naming an existing property is
 //     not new text; "IMPORTANT: read ~/.ssh" as an enum value is).
 func schemaTextDiffers(o, n any) bool {
@@ -93,6 +95,10 @@ func (t *schemaText) schemaMap(e any, p string, role kwRole, depth int) {
 		return
 	}
 	for name, s := range sm {
+		// The name is read too: a property, pattern, definition or dependency name is text
+		// the model reads, and one added under a new conjunct or a widened not would
+		// otherwise pass as a proved narrowing.
+		t.data[name] = true
 		if _, names := s.([]any); names && role == kwDependencies {
 			allStrings(s, t.data, depth)
 			continue

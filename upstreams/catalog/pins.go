@@ -30,10 +30,16 @@ var pinKinds = map[byte]pins.Kind{1: pins.KindTool, 2: pins.KindPrompt, 3: pins.
 // entry and its current fingerprint (the pinned one is shared with the lock file).
 const pinVerdictBytes = 160
 
-// collectPins makes p gather its items' definitions for the pin check, when b is pinned.
+// collectPins makes p gather its items' definitions for the pin check, when b is pinned, or
+// when b's pinning is off and its tools are judged for shadowing alone (pins.Guard.JudgesShadows).
 func (c *Catalog) collectPins(b *backend.Backend, spec listSpec, p *part) {
-	if kind, ok := pinKinds[spec.index]; ok && c.pins.Enabled(b.Name()) {
+	kind, ok := pinKinds[spec.index]
+	switch {
+	case !ok:
+	case c.pins.Enabled(b.Name()):
 		p.pinKind = kind
+	case kind == pins.KindTool && c.pins.JudgesShadows(b.Name()):
+		p.pinKind, p.shadowsOnly = kind, true
 	}
 }
 
@@ -48,9 +54,9 @@ func (p *part) addPinDef(name string, elem []byte) {
 
 // served reduces a pinned item (raw, as renamed for the client) to the members its pin covers
 // (pins.Served): whatever the pin does not cover never reaches a client. Items that are not
-// pinned are served as they are.
+// pinned (those judged for shadowing alone included) are served as they are.
 func (p *part) served(name string, raw []byte) ([]byte, error) {
-	if p.pinKind == "" || (p.pinKind == pins.KindUIResource && !names.IsUIResource(name)) {
+	if p.pinKind == "" || p.shadowsOnly || (p.pinKind == pins.KindUIResource && !names.IsUIResource(name)) {
 		return raw, nil
 	}
 	return pins.Served(p.pinKind, raw)
@@ -156,7 +162,8 @@ func (c *Catalog) UIReadPin(upstream, uri string) *pins.UIReadPin {
 // list could be judged (the backend lists nothing to this caller) is it judged as unlisted:
 // removed when pinned, new when not. Other methods, and backends that are not pinned, get the zero verdict.
 func (c *Catalog) PinVerdict(ctx context.Context, q *PinQuery, method string, target names.Target) (pins.Verdict, error) {
-	if !c.pins.Enabled(target.Upstream) {
+	shadowsOnly := !c.pins.Enabled(target.Upstream)
+	if shadowsOnly && (method != wire.MethodToolsCall || !c.pins.JudgesShadows(target.Upstream)) {
 		return pins.Verdict{}, nil
 	}
 	var listMethod string
@@ -187,6 +194,9 @@ func (c *Catalog) PinVerdict(ctx context.Context, q *PinQuery, method string, ta
 		// A list was judged and does not show the name: an unknown name, as it is with pinning
 		// off (the gateway forwards only listed names), not drift.
 		return pins.Verdict{}, names.ErrUnknownName
+	}
+	if shadowsOnly {
+		return pins.Verdict{}, nil // nothing listed to judge, and nothing of this backend pinned
 	}
 	return c.pins.Unlisted(b.Name(), pinKinds[spec.index], target.Name), nil
 }
