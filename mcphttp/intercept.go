@@ -69,7 +69,7 @@ func (c *interceptor) request(x *request) (done bool, err error) {
 		ran = p
 	}
 	c.log.LogAttrs(x.ctx, slog.LevelWarn, "interceptors kept renaming the call: refused",
-		slog.String("request_id", x.requestID), slog.String("name", railName(x)))
+		slog.String("request_id", x.requestID), slog.String("name", logName(x)))
 	return true, c.refusal(x, intercept.PhaseRequest, "The call to "+x.route.name+
 		" was refused: the gateway's interceptors kept changing it into other calls; it was not run.", "")
 }

@@ -53,3 +53,42 @@ func TestLogsNameTheNormalURI(t *testing.T) {
 		t.Error("the log holds an argument value")
 	}
 }
+
+// TestLogsHideAResourceURIsCredentials: a resource URI may carry a credential where a URL does (a
+// presigned URL's query, user information, a token as a path segment), and the log lines that
+// name what was read (the access line, the decision lines) are the place every other URL the
+// gateway shows goes through configerr.URL. There the URI is quoted by that rule too: scheme,
+// host and path as read, each such part REDACTED. The backend still receives the URI whole.
+func TestLogsHideAResourceURIsCredentials(t *testing.T) {
+	const secret = "cnryUriQZxxxxxxxxxxxxxxxxxxxxxxxxx"
+	uris := []string{
+		"alpha+mem://ada:" + secret + "@items/beta",
+		"alpha+mem://items/beta?sig=" + secret,
+		"alpha+mem://items/" + strings.Repeat("a1B2", 8) + "/beta?page=2", // a path segment that may be a token
+	}
+	alpha := mcptest.StartServer(t, "alpha")
+	gw, logs, stop := startLoggedGateway(t, func(c *Config) { c.Auth.Disabled = true }, alpha)
+	cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp")
+	for _, uri := range uris {
+		_, _ = cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri}) // not an item alpha has
+	}
+	reads := alpha.RequestsOf("resources/read")
+	if len(reads) != len(uris) || !strings.Contains(string(reads[0].Body), secret) {
+		t.Fatalf("the backend received %d reads, want %d, each with its URI whole", len(reads), len(uris))
+	}
+	stop()
+	var names []string
+	for _, l := range logLines(t, logs.String()) {
+		if l.str("msg") == "request" && l.str("method") == "resources/read" {
+			names = append(names, l.str("name"))
+		}
+	}
+	want := []string{"alpha+mem://REDACTED@items/beta", "alpha+mem://items/beta?sig=REDACTED",
+		"alpha+mem://items/REDACTED/beta?page=REDACTED"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("the access lines name\n%q, want\n%q", names, want)
+	}
+	if i := strings.Index(logs.String(), secret); i >= 0 {
+		t.Errorf("the log holds the URI's credential: …%s…", logs.String()[max(0, i-200):i+len(secret)])
+	}
+}
