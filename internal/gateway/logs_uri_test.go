@@ -6,6 +6,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/gateway/internal/intercept"
+	"github.com/mcp-gateway/gateway/internal/testsupport/intercepttest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
@@ -67,7 +69,13 @@ func TestLogsHideAResourceURIsCredentials(t *testing.T) {
 		"alpha+mem://items/" + strings.Repeat("a1B2", 8) + "/beta?page=2", // a path segment that may be a token
 	}
 	alpha := mcptest.StartServer(t, "alpha")
-	gw, logs, stop := startLoggedGateway(t, func(c *Config) { c.Auth.Disabled = true }, alpha)
+	// An interceptor on the reads: its audit line names the URI too.
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "look", Type: intercept.TypeValidation, Handle: intercepttest.Allow()}})
+	gw, logs, stop := startLoggedGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		c.Interceptors = []InterceptorConfig{{Config: intercept.Config{Name: "look", URL: ics.URL(), Type: intercept.TypeValidation,
+			Rules: []intercept.RuleConfig{{Upstream: "*", Resources: []string{"**"}, Phases: []string{"request"}}}}}}
+	}, alpha)
 	cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp")
 	for _, uri := range uris {
 		_, _ = cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri}) // not an item alpha has
@@ -77,16 +85,22 @@ func TestLogsHideAResourceURIsCredentials(t *testing.T) {
 		t.Fatalf("the backend received %d reads, want %d, each with its URI whole", len(reads), len(uris))
 	}
 	stop()
-	var names []string
+	var names, audited []string
 	for _, l := range logLines(t, logs.String()) {
 		if l.str("msg") == "request" && l.str("method") == "resources/read" {
 			names = append(names, l.str("name"))
+		}
+		if l.str("msg") == "interceptor" {
+			audited = append(audited, l.str("name"))
 		}
 	}
 	want := []string{"alpha+mem://REDACTED@items/beta", "alpha+mem://items/beta?sig=REDACTED",
 		"alpha+mem://items/REDACTED/beta?page=REDACTED"}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("the access lines name\n%q, want\n%q", names, want)
+	}
+	if strings.Join(audited, " ") != strings.Join(want, " ") {
+		t.Errorf("the interceptor's lines name\n%q, want\n%q", audited, want)
 	}
 	if i := strings.Index(logs.String(), secret); i >= 0 {
 		t.Errorf("the log holds the URI's credential: …%s…", logs.String()[max(0, i-200):i+len(secret)])
