@@ -68,7 +68,7 @@ func TestClipAttrMatchesFastPath(t *testing.T) {
 	std := slog.New(NewContextHandler(slog.NewJSONHandler(&slow, opts)))
 	for _, l := range []*slog.Logger{slog.New(h), std} {
 		l.Info(long, "name", long, "n", 3, "error", `Post "https://u:p@h/hook/t?key=k": refused`, "url", "https://h/?key=k")
-		l.Info("to\u202eol", "name", "a\u2066b\u200fc", "error", "x\u202dy")
+		l.Info("to\u202eol", "name", "a\u2066b\u0085c", "error", "x\u202dy\u009b")
 	}
 	as, bs := strings.Split(fast.String(), "\n"), strings.Split(slow.String(), "\n")
 	if len(as) != 3 || len(bs) != 3 {
@@ -82,15 +82,17 @@ func TestClipAttrMatchesFastPath(t *testing.T) {
 	}
 }
 
-// TestBidiControlsReplaced: a value a client chose (a tool name, a resource URI, a backend's
-// error text) may hold bidirectional controls, which JSON lets through unescaped and which make
-// a terminal or log viewer show the rest of the line reordered: the value seems to end
-// elsewhere, the fields after it seem to say something else. Every string a line carries, the
-// message, an attribute, one given to With or in a group, and an error's text, has each written
-// as U+FFFD, in both formats and on both paths of the JSON handler; other text is kept.
-func TestBidiControlsReplaced(t *testing.T) {
-	controls := []rune{'\u061c', '\u200e', '\u200f', '\u202a', '\u202b', '\u202c', '\u202d', '\u202e',
-		'\u2066', '\u2067', '\u2068', '\u2069'}
+// TestLineControlsReplaced: a value a client chose (a tool name, a resource URI, a backend's
+// error text) may hold characters JSON lets through unescaped that a reader of the line acts
+// on: U+0085 (NEL) breaks the line for readers that split as Unicode does, so that the rest
+// reads as a line of the client's choosing; another C1 control (U+009B, CSI) starts a terminal
+// escape sequence; a bidirectional control makes a terminal show the rest of the line
+// reordered. Every string a line carries, the message, an attribute, one given to With or in
+// a group, and an error's text, has each written as U+FFFD, in both formats and on both paths
+// of the JSON handler; other text is kept.
+func TestLineControlsReplaced(t *testing.T) {
+	controls := []rune{'\u0080', '\u0085', '\u009b', '\u009f', '\u061c', '\u200e', '\u200f', '\u202a', '\u202b',
+		'\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069'}
 	v := "é"
 	for _, c := range controls {
 		v += string(c) + "é"
@@ -107,8 +109,8 @@ func TestBidiControlsReplaced(t *testing.T) {
 		log.With("name", v).Info("with")
 		log.WithGroup("g").Info("group", "name", v)
 		text := out.String()
-		if strings.IndexFunc(text, isBidi) >= 0 {
-			t.Errorf("%s: a bidirectional control reached the output:\n%+q", format, text)
+		if strings.IndexFunc(text, isLineControl) >= 0 {
+			t.Errorf("%s: a control reached the output:\n%+q", format, text)
 		}
 		const values = 6 // the message, name, error, errs, With's name, the group's name
 		if n := strings.Count(text, "\ufffd"); n != values*len(controls) {
@@ -118,7 +120,7 @@ func TestBidiControlsReplaced(t *testing.T) {
 			t.Errorf("%s: the values are not each %q:\n%s", format, want, text)
 		}
 	}
-	if s := "plain ascii, é and \u2028"; withoutBidi(s) != s {
-		t.Errorf("withoutBidi changed %q", s)
+	if s := "plain ascii, é, ©, \u00a0 and \u2028"; withoutLineControls(s) != s {
+		t.Errorf("withoutLineControls changed %q", s)
 	}
 }
