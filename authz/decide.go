@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/logging"
 )
 
@@ -197,6 +198,10 @@ func (p *Policy) evaluate(pr *Principal, kind Kind, upstream, name string) Decis
 	return Decision{Reason: DecisionNoRule}
 }
 
+// log writes the decision line. A resource URI is named as configerr.URL quotes a URL, as
+// every line does: a URI carries a credential where a URL does (user information, a presigned
+// query, a token as a path segment). A tool or prompt name holds no "://" and is written as it
+// is, without allocating.
 func (p *Policy) log(ctx context.Context, pr *Principal, kind Kind, upstream, name string, d Decision) {
 	if !p.logger.Enabled(ctx, slog.LevelInfo) {
 		return
@@ -208,7 +213,7 @@ func (p *Policy) log(ctx context.Context, pr *Principal, kind Kind, upstream, na
 	logging.LogAttrs(ctx, p.logger, slog.LevelInfo, "authz decision",
 		slog.String("effect", d.Effect.String()), slog.String("rule", d.RuleID), slog.String("reason", d.Reason),
 		slog.String("subject", sub), slog.String("issuer", iss),
-		slog.String("upstream", upstream), slog.String("kind", string(kind)), slog.String("name", name))
+		slog.String("upstream", upstream), slog.String("kind", string(kind)), slog.String("name", configerr.URL(name)))
 }
 
 // RuleTrace says how one rule related to a request, for Explain.

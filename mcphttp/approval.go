@@ -300,7 +300,7 @@ func approvalUnavailable() error {
 func (c *confirmer) logApproval(x *request, what, id string) {
 	c.log.LogAttrs(x.ctx, slog.LevelInfo, what,
 		slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
-		slog.String("upstream", x.route.upstream), slog.String("name", railName(x)),
+		slog.String("upstream", x.route.upstream), slog.String("name", logName(x)),
 		slog.String("call_ref", approval.CallRef(id)))
 }
 

@@ -129,7 +129,7 @@ func (d *drafts) appendEnvelope(x *request, dst []byte, dn denial) []byte {
 	}
 	d.log.LogAttrs(x.ctx, slog.LevelInfo, "authorization denial",
 		slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
-		slog.String("upstream", x.route.upstream), slog.String("name", railName(x)),
+		slog.String("upstream", x.route.upstream), slog.String("name", logName(x)),
 		slog.String("remediation", dn.remediation), slog.String("authz_ctx", ctx))
 	return append(dst, "}}"...)
 }
@@ -235,5 +235,5 @@ func (d *drafts) correlate(x *request) {
 func (d *drafts) logCorrelation(x *request, ctx string, verified bool) {
 	d.log.LogAttrs(x.ctx, slog.LevelInfo, "authorization context echoed",
 		slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
-		slog.String("name", railName(x)), slog.Bool("verified", verified), slog.String("authz_ctx", ctx))
+		slog.String("name", logName(x)), slog.Bool("verified", verified), slog.String("authz_ctx", ctx))
 }

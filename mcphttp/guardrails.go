@@ -9,6 +9,7 @@ import (
 	"time"
 	"weak"
 
+	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/guardrails"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/pins"
@@ -223,6 +224,12 @@ func railName(x *request) string {
 	return x.route.name
 }
 
+// logName is railName as a log line writes it: a resource URI quoted by configerr.URL, the rule
+// every URL the gateway shows goes through, since a URI carries a credential where a URL does
+// (user information, a presigned query, a token as a path segment). A tool or prompt name holds
+// no "://" and is written as it is, without allocating.
+func logName(x *request) string { return configerr.URL(railName(x)) }
+
 func pointerOrRoot(p string) string {
 	if p == "" {
 		return "(root)"
@@ -255,7 +262,7 @@ func (g *railer) record(x *request, rule *guardrails.Rule, rep *guardrails.Repor
 		level, what = slog.LevelWarn, "guardrail refused"
 	}
 	attrs := []slog.Attr{slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
-		slog.String("upstream", x.route.upstream), slog.String("name", railName(x)),
+		slog.String("upstream", x.route.upstream), slog.String("name", logName(x)),
 		slog.String("rule", rep.Rule), slog.String("direction", dir.String()),
 		slog.String("action", rep.Action.String()), slog.String("findings", kinds.String())}
 	if rep.Err != nil {

@@ -69,7 +69,7 @@ func (c *interceptor) request(x *request) (done bool, err error) {
 		ran = p
 	}
 	c.log.LogAttrs(x.ctx, slog.LevelWarn, "interceptors kept renaming the call: refused",
-		slog.String("request_id", x.requestID), slog.String("name", railName(x)))
+		slog.String("request_id", x.requestID), slog.String("name", logName(x)))
 	return true, c.refusal(x, intercept.PhaseRequest, "The call to "+x.route.name+
 		" was refused: the gateway's interceptors kept changing it into other calls; it was not run.", "")
 }
@@ -178,7 +178,7 @@ func (c *interceptor) call(x *request, payload []byte) *intercept.Call {
 	tc := x.trace()
 	return &intercept.Call{Method: x.in.req.Method, Payload: payload, Principal: x.caller.principal, Caller: x.bound(),
 		TraceParent: tc.parent, Header: tc.headers(), RequestID: x.requestID, Upstream: x.route.upstream,
-		Name: railName(x), Limits: x.s.limits, MaxBytes: x.s.cfg.MaxBodyBytes}
+		Name: logName(x), Limits: x.s.limits, MaxBytes: x.s.cfg.MaxBodyBytes}
 }
 
 // apply makes v's mutation the request: its params, with the client's _meta and round-trip

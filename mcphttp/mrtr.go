@@ -174,7 +174,7 @@ func (c *confirmer) rejectState(x *request, err error) error {
 	c.metrics.MRTREvent(metrics.EventRejected, reason)
 	c.log.LogAttrs(x.ctx, slog.LevelWarn, "requestState rejected",
 		slog.String("request_id", x.requestID), slog.String("reason", reason),
-		slog.String("subject", x.subject()), slog.String("name", railName(x)))
+		slog.String("subject", x.subject()), slog.String("name", logName(x)))
 	return stateRejected()
 }
 
@@ -280,7 +280,7 @@ func errString(err error) string {
 func (c *confirmer) logDecision(x *request, what string) {
 	c.log.LogAttrs(x.ctx, slog.LevelInfo, what,
 		slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
-		slog.String("upstream", x.route.upstream), slog.String("name", railName(x)))
+		slog.String("upstream", x.route.upstream), slog.String("name", logName(x)))
 }
 
 // mrtrOut is the sealing part of stage forward: a backend's input_required result reaches the client with the backend's

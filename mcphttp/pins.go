@@ -172,7 +172,7 @@ func (x *request) pinNote(res *mrtr.InputRequiredResult) {
 func (x *request) logPin(what string, v pins.Verdict) {
 	x.s.log.LogAttrs(x.ctx, slog.LevelInfo, what,
 		slog.String("request_id", x.requestID), slog.String("subject", x.subject()),
-		slog.String("upstream", x.route.upstream), slog.String("name", railName(x)),
+		slog.String("upstream", x.route.upstream), slog.String("name", logName(x)),
 		slog.String("classes", v.Classes.String()), slog.String("pinned", v.Pinned),
 		slog.String("current", v.Current))
 }

@@ -444,7 +444,7 @@ func (x *request) record() {
 	attrs := [...]slog.Attr{
 		slog.String("request_id", x.requestID),
 		slog.String("method", logToken(method)),
-		slog.String("name", railName(x)),
+		slog.String("name", logName(x)),
 		slog.String("upstream", x.route.upstream),
 		slog.String("subject", x.subject()),
 		slog.Int("status", c.status),

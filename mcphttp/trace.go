@@ -20,9 +20,13 @@ const (
 
 // Bounds on propagated trace values. W3C Baggage caps the header at 8192 bytes; tracestate
 // allows 32 members of at most 256 characters each, which the same bound covers generously.
+// A traceparent is 55 bytes in version 00; a later version may append fields, which W3C Trace
+// Context does not bound, so the same bound applies: each value is a header to the backend and
+// to each interceptor, and a _meta value is bounded otherwise only by the body's limit.
 const (
-	maxTraceStateBytes = 8192
-	maxBaggageBytes    = 8192
+	maxTraceParentBytes = 8192
+	maxTraceStateBytes  = 8192
+	maxBaggageBytes     = 8192
 )
 
 // errMetaNotObject is returned by injectTraceMeta for params whose _meta is not an object, which
@@ -96,10 +100,11 @@ func (tc traceContext) headers() http.Header {
 
 // validTraceParent checks the W3C traceparent syntax: version-traceid-parentid-flags in
 // lowercase hex, version ff and all-zero ids invalid. A later version may append fields after
-// a dash, which must be accepted and passed on (W3C Trace Context §4.3 "Versioning").
+// a dash, which must be accepted and passed on (W3C Trace Context §4.3 "Versioning"), up to
+// maxTraceParentBytes in all.
 func validTraceParent(s string) bool {
 	const v0Len = 55 // 2+1+32+1+16+1+2
-	if len(s) < v0Len || s[2] != '-' || s[35] != '-' || s[52] != '-' {
+	if len(s) < v0Len || len(s) > maxTraceParentBytes || s[2] != '-' || s[35] != '-' || s[52] != '-' {
 		return false
 	}
 	version, traceID, parentID, flags := s[0:2], s[3:35], s[36:52], s[53:55]

@@ -2,6 +2,9 @@ package metrics
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"testing"
 	"time"
@@ -65,5 +68,32 @@ func checkAlert(t *testing.T, s schema, r promcheck.Rule, seen []string) {
 	}
 	if len(s.check(t, where, r.Expr)) == 0 {
 		t.Errorf("%s: expr uses no gateway metric", where)
+	}
+}
+
+// TestAlertRulesDocumented: docs/observability.md's table of alerts lists exactly the alerts of
+// the rule file, so an operator reading what may fire reads every one that can.
+func TestAlertRulesDocumented(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "docs", "observability.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("(?m)^\\s*\\| `(MCPGateway[A-Za-z0-9]+)`")
+	var documented, shipped []string
+	for _, m := range row.FindAllStringSubmatch(string(raw), -1) {
+		documented = append(documented, m[1])
+	}
+	for _, g := range loadRules(t).Groups {
+		for _, r := range g.Rules {
+			shipped = append(shipped, r.Alert)
+		}
+	}
+	if len(shipped) == 0 {
+		t.Fatal("the rule file has no alerts")
+	}
+	slices.Sort(documented)
+	slices.Sort(shipped)
+	if documented = slices.Compact(documented); !slices.Equal(documented, shipped) {
+		t.Errorf("docs/observability.md lists the alerts\n%v\nthe rule file has\n%v", documented, shipped)
 	}
 }

@@ -28,12 +28,12 @@ var (
 // label values, whose values can then be checked one by one.
 var plainAltRE = regexp.MustCompile(`^[a-z_/|-]*$`)
 
-// schema describes what the recorders export: per family its label names and
-// whether it is a histogram, and per label the closed set of values.
+// schema describes what the recorders export: per family its label names, whether it is a
+// histogram, and the closed set of values of each of its labels that has one.
 type schema struct {
 	labels     map[string][]string
 	histograms map[string]bool
-	values     map[string][]string
+	values     map[string]map[string][]string // family → label → values
 }
 
 // recorderSchema gathers every recorder of the package (the gateway's, the
@@ -70,7 +70,7 @@ func recorderSchema(t *testing.T) schema {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := schema{labels: map[string][]string{}, histograms: map[string]bool{}, values: closedValues()}
+	s := schema{labels: map[string][]string{}, histograms: map[string]bool{}, values: familyValues()}
 	for _, mf := range mfs {
 		s.labels[mf.GetName()] = []string{}
 		s.histograms[mf.GetName()] = mf.GetType() == dto.MetricType_HISTOGRAM
@@ -78,31 +78,76 @@ func recorderSchema(t *testing.T) schema {
 			s.labels[mf.GetName()] = append(s.labels[mf.GetName()], lp.GetName())
 		}
 	}
+	s.checkValues(t, mfs)
 	return s
 }
 
-// closedValues returns, per label name, every value any family gives it.
-func closedValues() map[string][]string {
-	return map[string][]string{
-		"method":  append(LegacyMethods(), Other),
-		"outcome": append(append(Outcomes(), AskOutcomes()...), Other),
-		"reason": append(append(append(AuthReasons(), RejectReasons()...), approval.RefusalReasons()...),
-			ReasonNone, Other),
-		"decision": append(append(Decisions(), RateDecisions()...),
-			string(approval.Approved), string(approval.Denied), Other),
-		"event":     append(append(Events(), LegacySessionEvents()...), Other),
-		"result":    append([]string{cacheHit, cacheMiss, "ok", "failed", Other}, ReloadResults()...),
-		"op":        append(RedisOps(), Other),
-		"cause":     append(DropCauses(), Other),
-		"kind":      append(AskKinds(), Other),
-		"list":      {listFull, listSent, Other},
-		"class":     append(PinClasses(), Other),
-		"action":    append(append(PinActions(), guardrails.Actions()...), Other),
-		"guardrail": append(guardrails.Guardrails(), Other),
-		"detector":  append(guardrails.Detectors(), Other),
-		"direction": append(guardrails.Directions(), Other),
-		"verdict":   append(GuardrailVerdicts(), Other),
-		"check":     {CheckSchema, CheckContent, Other},
+// familyValues returns, per family, the closed set of each label that has one. Families share
+// label names with different sets (a rate-limit decision is allowed, limited or error; an
+// authorization decision allow, step_up or hidden), so a matcher is held to the values of its
+// own metric: held to every value any family gives the label, a rate-limit panel selecting
+// decision="allow" would pass, and show nothing.
+func familyValues() map[string]map[string][]string {
+	closed := func(vs ...[]string) []string { return append(slices.Concat(vs...), Other) }
+	methods, outcomes := closed(Methods()), closed(Outcomes())
+	evictions := map[string][]string{"cache": closed(evictionCaches[:]), "cause": {EvictionShare, EvictionTotal}}
+	return map[string]map[string][]string{
+		NameRequests:           {"method": methods, "outcome": outcomes},
+		NameRequestDuration:    {"method": methods},
+		NameClientWait:         {"method": methods},
+		NameToolCalls:          {"outcome": outcomes},
+		NameUpstreamRequests:   {"method": methods, "outcome": outcomes},
+		NameUpstreamDuration:   {"method": methods},
+		NameAuthFailures:       {"reason": closed(AuthReasons())},
+		NameAuthzDecisions:     {"decision": closed(Decisions())},
+		NameMRTREvents:         {"event": closed(Events()), "reason": closed(RejectReasons(), []string{ReasonNone})},
+		NameRateLimitDecisions: {"decision": closed(RateDecisions())},
+		NameListCacheRequests:  {"result": closed([]string{cacheHit, cacheMiss})},
+		NameRedisErrors:        {"op": closed(RedisOps())},
+		NameListenDropped:      {"cause": closed(DropCauses())},
+		NameClientRefusals:     {"reason": closed(ClientRefusalReasons())},
+		NameCacheEvictions:     evictions,
+		NamePinDrift:           {"class": closed(PinClasses()), "action": closed(PinActions())},
+		NameLegacySessions:     {"event": closed(LegacySessionEvents())},
+		NameLegacyRequests:     {"method": closed(LegacyMethods()), "outcome": outcomes},
+		NameLegacyAsks:         {"kind": closed(AskKinds()), "outcome": closed(AskOutcomes())},
+		NameApprovalSignIns:    {"result": {"ok", "failed"}},
+		NameApprovalDecisions:  {"decision": closed([]string{string(approval.Approved), string(approval.Denied)})},
+		NameApprovalRefusals:   {"reason": closed(approval.RefusalReasons())},
+		NameToolSearchCalls:    {"outcome": outcomes},
+		NameToolListBytes:      {"list": closed([]string{listFull, listSent})},
+		NameGuardrailChecks: {"guardrail": closed(guardrails.Guardrails()), "direction": closed(guardrails.Directions()),
+			"verdict": closed(GuardrailVerdicts())},
+		NameGuardrailFindings: {"detector": closed(guardrails.Detectors()), "direction": closed(guardrails.Directions()),
+			"action": closed(guardrails.Actions()), "guardrail": closed(guardrails.Guardrails())},
+		NameGuardrailDuration:              {"check": closed([]string{CheckSchema, CheckContent}), "direction": closed(guardrails.Directions())},
+		"mcp_gateway_config_reloads_total": {"result": ReloadResults()},
+	}
+}
+
+// checkValues holds familyValues to the gathered series: every value a series carries is in its
+// family's set, and a family whose label shares its name with a label another family has a
+// closed set for has one of its own, so that no matcher on it goes unchecked.
+func (s schema) checkValues(t *testing.T, mfs []*dto.MetricFamily) {
+	t.Helper()
+	closedLabels := map[string]bool{}
+	for _, labels := range s.values {
+		for l := range labels {
+			closedLabels[l] = true
+		}
+	}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				values, ok := s.values[mf.GetName()][lp.GetName()]
+				switch {
+				case !ok && closedLabels[lp.GetName()]:
+					t.Errorf("%s{%s}: no closed set in familyValues", mf.GetName(), lp.GetName())
+				case ok && !slices.Contains(values, lp.GetValue()):
+					t.Errorf("%s{%s=%q}: not in its closed set in familyValues", mf.GetName(), lp.GetName(), lp.GetValue())
+				}
+			}
+		}
 	}
 }
 
@@ -153,7 +198,8 @@ func (s schema) checkMatcher(t *testing.T, where, metric string, allowed []strin
 		t.Errorf("%s: %s has no label %q", where, metric, m.Label)
 		return
 	}
-	closed, ok := s.values[m.Label]
+	fam, _ := s.family(metric)
+	closed, ok := s.values[fam][m.Label]
 	if !ok || strings.Contains(m.Value, "$") {
 		return
 	}

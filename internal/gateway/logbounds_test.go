@@ -2,9 +2,11 @@ package gateway
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
@@ -51,5 +53,38 @@ func TestAccessLogBoundsClientText(t *testing.T) {
 		if !strings.Contains(access[i], want) {
 			t.Errorf("access line %d lacks %s: %.300s", i, want, access[i])
 		}
+	}
+}
+
+// TestLogLinesShowNoLineControls: a name a pre-2026 client calls is written in the access line
+// as it was sent (up to its length bound), and may hold characters JSON leaves unescaped that a
+// reader acts on: U+0085 (NEL), a line break to readers that split lines as Unicode does, which
+// would start a forged line; a C1 escape; a right-to-left override, which makes a terminal show
+// the fields after it reordered. Each is written as U+FFFD, and the line is otherwise as it was.
+func TestLogLinesShowNoLineControls(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	gw, logs, stop := startLoggedGateway(t, func(c *Config) { c.Auth.Disabled = true }, alpha)
+	url := "http://" + gw.MCP + "/mcp"
+	raw := &legacyclient.Raw{}
+	sid := raw.Initialize(t, url)
+	forged := `{"level":"INFO","msg":"request","subject":"admin"}`
+	for _, name := range []string{"alpha__a\u202eb", "alpha__\u2067x\u2069", "alpha__n\u0085" + forged, "alpha__\u009b31m"} {
+		if r := raw.Post(t, url, sid, raw.CallArgs(name, `{}`)); !strings.Contains(r.Body, `"jsonrpc"`) {
+			t.Fatalf("call %q: %s", name, r)
+		}
+	}
+	stop()
+	var names []string
+	for _, l := range logLines(t, logs.String()) {
+		if l.str("msg") == "request" && l.str("method") == "tools/call" {
+			names = append(names, l.str("name"))
+		}
+	}
+	want := []string{"alpha__a\ufffdb", "alpha__\ufffdx\ufffd", "alpha__n\ufffd" + forged, "alpha__\ufffd31m"}
+	if !slices.Equal(names, want) {
+		t.Errorf("the access lines name %+q, want %+q", names, want)
+	}
+	if i := strings.IndexAny(logs.String(), "\u202e\u2067\u2069\u0085\u009b"); i >= 0 {
+		t.Errorf("a control reached the log: %+q", logs.String()[max(0, i-100):i+10])
 	}
 }

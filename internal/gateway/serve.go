@@ -764,14 +764,16 @@ func (g *gateway) registerEdgeMetrics() error {
 // httpServer applies the listener limits. There is no WriteTimeout: it would cut legitimate
 // long-lived SSE streams. The MCP endpoint instead bounds each request's body read and every
 // write itself (server.bodyReadTimeout, server.writeTimeout), and the backends' own timeouts
-// bound each call.
+// bound each call. What net/http reports about a connection (a failed TLS handshake, an HTTP/2
+// connection without its preface: a line any client can cause) is a line of the gateway's log,
+// in its format, at its level, through its queue.
 func (g *gateway) httpServer(cfg *Config, h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: cfg.Server.ReadHeaderTimeout,
 		IdleTimeout:       cfg.Server.IdleTimeout,
 		MaxHeaderBytes:    cfg.Server.MaxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
+		ErrorLog:          slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
 	}
 }
 

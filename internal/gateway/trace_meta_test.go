@@ -16,7 +16,8 @@ import (
 // TestTraceMetaOffGrammarNotForwarded: a trace member in _meta that the gateway does not forward
 // as a header (a traceparent off the W3C grammar, and the tracestate that came with it; a
 // tracestate or baggage off its grammar; a tracestate without a traceparent, or with another
-// traceparent than the one the headers carry) is not forwarded in _meta either: the backend
+// traceparent than the one the headers carry; a traceparent of a later version longer than the
+// bound of every trace value) is not forwarded in _meta either: the backend
 // starts a new trace rather than reading what the caller wrote, for clients of both eras and
 // backends of both eras. A request-phase
 // interceptor is shown exactly what the backend gets, so a validator refusing the member's
@@ -25,6 +26,7 @@ import (
 func TestTraceMetaOffGrammarNotForwarded(t *testing.T) {
 	const mark = "kmark7" // in every member that must not reach the backend
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	longParent := "01" + tp[2:] + "-" + mark + strings.Repeat("x", 8192)
 	alpha := mcptest.StartServer(t, "alpha")
 	old := mcptest.StartLegacyServer(t, "old")
 	ics := intercepttest.Start(t, []intercepttest.Interceptor{
@@ -59,6 +61,10 @@ func TestTraceMetaOffGrammarNotForwarded(t *testing.T) {
 		{"tracestate of another traceparent than the header's", http.Header{"Traceparent": {tp}},
 			`"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"k=` + mark + `"`},
 		{"baggage under an invalid Baggage header", http.Header{"Baggage": {"a b"}}, `"baggage":"k=` + mark + `"`},
+		// A later version may append fields, but not without bound: each would be a header of
+		// the body's size to the backend, and to each interceptor.
+		{"traceparent of a later version over 8192 bytes", nil, `"traceparent":"` + longParent + `","tracestate":"k=v"`},
+		{"Traceparent header of a later version over 8192 bytes", http.Header{"Traceparent": {longParent}}, `"baggage":"b=1"`},
 	}
 	for _, era := range []string{"2026-07-28", legacyclient.Version} {
 		modern := era == "2026-07-28"

@@ -40,8 +40,8 @@ type Call struct {
 	// spanId come; Header are the trace headers sent along.
 	TraceParent string
 	Header      http.Header
-	// RequestID, Upstream and Name (the namespaced name or URI the client used) label the audit
-	// lines.
+	// RequestID, Upstream and Name (the namespaced name or URI the client used, a URI quoted as
+	// configerr.URL quotes a URL) label the audit lines.
 	RequestID, Upstream, Name string
 	// Limits are the strict decoder's limits a mutated request must pass, as the client's did,
 	// and MaxBytes the most a client's request may carry (0: no bound): a mutated request

@@ -68,9 +68,59 @@ func TestClipAttrMatchesFastPath(t *testing.T) {
 	std := slog.New(NewContextHandler(slog.NewJSONHandler(&slow, opts)))
 	for _, l := range []*slog.Logger{slog.New(h), std} {
 		l.Info(long, "name", long, "n", 3, "error", `Post "https://u:p@h/hook/t?key=k": refused`, "url", "https://h/?key=k")
+		l.Info("to\u202eol", "name", "a\u2066b\u0085c", "error", "x\u202dy\u009b")
 	}
-	a, b := fast.String(), slow.String()
-	if i := strings.Index(a, `"level"`); i < 0 || a[i:] != b[strings.Index(b, `"level"`):] {
-		t.Fatalf("fast %.200q\nslow %.200q", a, b)
+	as, bs := strings.Split(fast.String(), "\n"), strings.Split(slow.String(), "\n")
+	if len(as) != 3 || len(bs) != 3 {
+		t.Fatalf("fast wrote %d lines, slow %d, want 2 each", len(as)-1, len(bs)-1)
+	}
+	for k, a := range as[:2] {
+		b := bs[k]
+		if i := strings.Index(a, `"level"`); i < 0 || a[i:] != b[strings.Index(b, `"level"`):] {
+			t.Fatalf("fast %.200q\nslow %.200q", a, b)
+		}
+	}
+}
+
+// TestLineControlsReplaced: a value a client chose (a tool name, a resource URI, a backend's
+// error text) may hold characters JSON lets through unescaped that a reader of the line acts
+// on: U+0085 (NEL) breaks the line for readers that split as Unicode does, so that the rest
+// reads as a line of the client's choosing; another C1 control (U+009B, CSI) starts a terminal
+// escape sequence; a bidirectional control makes a terminal show the rest of the line
+// reordered. Every string a line carries, the message, an attribute, one given to With or in
+// a group, and an error's text, has each written as U+FFFD, in both formats and on both paths
+// of the JSON handler; other text is kept.
+func TestLineControlsReplaced(t *testing.T) {
+	controls := []rune{'\u0080', '\u0085', '\u009b', '\u009f', '\u061c', '\u200e', '\u200f', '\u202a', '\u202b',
+		'\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069'}
+	v := "é"
+	for _, c := range controls {
+		v += string(c) + "é"
+	}
+	want := "é" + strings.Repeat("\ufffdé", len(controls))
+	for _, format := range []string{FormatJSON, FormatText} {
+		var out bytes.Buffer
+		log, err := NewLogger(&out, "info", format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Info(v, "name", v)
+		log.Info("error", "error", errors.New(v), "errs", []error{errors.New(v)})
+		log.With("name", v).Info("with")
+		log.WithGroup("g").Info("group", "name", v)
+		text := out.String()
+		if strings.IndexFunc(text, isLineControl) >= 0 {
+			t.Errorf("%s: a control reached the output:\n%+q", format, text)
+		}
+		const values = 6 // the message, name, error, errs, With's name, the group's name
+		if n := strings.Count(text, "\ufffd"); n != values*len(controls) {
+			t.Errorf("%s: %d U+FFFD, want %d:\n%s", format, n, values*len(controls), text)
+		}
+		if format == FormatJSON && strings.Count(text, want) != values {
+			t.Errorf("%s: the values are not each %q:\n%s", format, want, text)
+		}
+	}
+	if s := "plain ascii, é, ©, \u00a0 and \u2028"; withoutLineControls(s) != s {
+		t.Errorf("withoutLineControls changed %q", s)
 	}
 }

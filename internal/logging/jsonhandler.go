@@ -126,7 +126,10 @@ func (h *jsonHandler) write(ctx context.Context, t time.Time, level slog.Level, 
 	b = append(b, `"level":`...)
 	b = appendString(b, level.String())
 	b = append(b, `,"msg":`...)
-	b = appendString(b, clipString(msg, h.clip))
+	if h.clip > 0 {
+		msg = lineValue(slog.MessageKey, msg, h.clip)
+	}
+	b = appendString(b, msg)
 	b = append(b, h.pre...)
 	hasID, hasTrace := false, false
 	for _, a := range attrs {

@@ -43,7 +43,7 @@ func clipString(s string, n int) string {
 func clipAttr(_ []string, a slog.Attr) slog.Attr {
 	switch a.Value.Kind() {
 	case slog.KindString:
-		if s := a.Value.String(); len(s) > MaxValueBytes || isErrorKey(a.Key) {
+		if s := a.Value.String(); len(s) > MaxValueBytes || isErrorKey(a.Key) || hasLineControl(s) {
 			if c := lineValue(a.Key, s, MaxValueBytes); c != s {
 				a.Value = slog.StringValue(c)
 			}
@@ -51,8 +51,8 @@ func clipAttr(_ []string, a slog.Attr) slog.Attr {
 	case slog.KindAny:
 		switch v := a.Value.Any().(type) {
 		case error:
-			if s := v.Error(); len(s) > MaxValueBytes || configerr.RedactURLs(s) != s {
-				a.Value = slog.StringValue(clipString(configerr.RedactURLs(s), MaxValueBytes))
+			if s := v.Error(); len(s) > MaxValueBytes || configerr.RedactURLs(s) != s || hasLineControl(s) {
+				a.Value = slog.StringValue(clipString(withoutLineControls(configerr.RedactURLs(s)), MaxValueBytes))
 			}
 		case []error:
 			// Several errors (one per backend, per replica) are as many texts that repeat URLs:
@@ -81,7 +81,7 @@ func errorsText(errs []error) string {
 		}
 		b.WriteString(configerr.RedactURLs(err.Error()))
 	}
-	return clipString(b.String(), MaxValueBytes)
+	return clipString(withoutLineControls(b.String()), MaxValueBytes)
 }
 
 // isErrorKey reports whether an attribute keyed key holds an error's text: the gateway logs
@@ -91,14 +91,51 @@ func isErrorKey(key string) bool { return key == "error" || key == "err" }
 // lineValue is the string s as a line writes it under key: an error's text with its URLs
 // quoted as configerr.URL quotes them, since a client's error repeats the URL it was sent to
 // whole (a *url.Error: "Post \"https://h/hook/<token>?key=…\": dial tcp …") and a configured
-// URL carries credentials in its user information, query and path; then cut to clip (> 0).
-// Other values are the gateway's own, and a URL among them (an issuer, a subject, a resource
-// URI) is written as it is.
+// URL carries credentials in its user information, query and path; then without C1 and
+// bidirectional controls (withoutLineControls) and cut to clip (> 0). Other values are the
+// gateway's own, and a URL among them (an issuer, a subject) is written as it is.
 func lineValue(key, s string, clip int) string {
 	if isErrorKey(key) {
 		s = configerr.RedactURLs(s)
 	}
-	return clipString(s, clip)
+	return clipString(withoutLineControls(s), clip)
+}
+
+// hasLineControl reports whether s holds a character isLineControl names. Most values hold no
+// byte any of them starts with, which IndexByte rules out without decoding.
+func hasLineControl(s string) bool {
+	if strings.IndexByte(s, 0xC2) < 0 && strings.IndexByte(s, 0xE2) < 0 && strings.IndexByte(s, 0xD8) < 0 {
+		return false
+	}
+	return strings.IndexFunc(s, isLineControl) >= 0
+}
+
+// withoutLineControls is s with each character isLineControl names written as U+FFFD, as
+// invalid UTF-8 is. JSON escapes only the C0 controls (and slog U+2028 and U+2029): a C1
+// control passes as it is, and U+0085 (NEL) is a line break to readers that split lines as
+// Unicode does (Python's splitlines, for one), so one in a value a client chose would start a
+// line of its choosing; U+009B is an escape sequence's start to a terminal that reads 8-bit
+// controls; and a bidirectional control makes a terminal or log viewer show the rest of the
+// line reordered, the fields after the value included. s itself, without allocating, when it
+// holds none.
+func withoutLineControls(s string) string {
+	if !hasLineControl(s) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isLineControl(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, s)
+}
+
+// isLineControl reports the C1 controls (U+0080 to U+009F) and the characters that change the
+// direction text is shown in (Unicode's Bidi_Control: the embeddings, overrides and isolates
+// with their pops, and the marks).
+func isLineControl(r rune) bool {
+	return r >= 0x80 && r <= 0x9f || r == '\u061c' || r == '\u200e' || r == '\u200f' ||
+		r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069'
 }
 
 // NewLogger returns a logger writing to w at level ("debug", "info", "warn", "error", or an
