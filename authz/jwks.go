@@ -2,6 +2,7 @@ package authz
 
 import (
 	"context"
+	"crypto/rsa"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/configerr"
 )
 
@@ -337,12 +339,22 @@ func fetchJWKS(ctx context.Context, client *http.Client, url string) ([]jose.JSO
 			key = key.Public()
 		}
 		// Symmetric ("oct") keys have no public half: never trust them.
-		if key.Key == nil {
+		if key.Key == nil || weakKey(key) {
 			continue
 		}
 		keys = append(keys, key)
 	}
 	return keys, nil
+}
+
+// weakKey reports whether key is an RSA key under dpop.MinRSABits (RFC 7518 §3.3), the size a
+// DPoP proof's key is held to too. Go verifies with RSA keys from 1024 bits, and whoever factors
+// one published in a key set mints tokens every caller's rules accept; such a key is ignored
+// like any other key the gateway cannot use (RFC 7517 §5), so the set's other keys still verify.
+// Elliptic-curve keys need no such check: go-jose reads only P-256, P-384, P-521 and Ed25519.
+func weakKey(key jose.JSONWebKey) bool {
+	k, ok := key.Key.(*rsa.PublicKey)
+	return ok && k.N.BitLen() < dpop.MinRSABits
 }
 
 // forVerifying reports whether a published key may verify signatures: its "use", when present,
