@@ -111,8 +111,10 @@ type IssuerConfig struct {
 	// JWKSURL is the key-set URL for issuers without OIDC discovery. Empty:
 	// discovered lazily from Issuer + /.well-known/openid-configuration.
 	JWKSURL string `yaml:"jwksURL"`
-	// Audiences are the accepted "aud" values (RFC 8707). Default: the
-	// gateway's canonical resource URI, passed to New.
+	// Audiences are the accepted "aud" values (RFC 8707), compared exactly. Default: the
+	// gateway's resource URI and its tool sets', passed to New, each as written and as a WHATWG
+	// URL parser spells it (CanonicalResource: scheme and host in lower case, no default port),
+	// which is the spelling clients ask their issuer for.
 	Audiences []string `yaml:"audiences"`
 	// Algorithms are the accepted JWS algorithms. Default DefaultAlgorithms();
 	// "none" and HS* are rejected.

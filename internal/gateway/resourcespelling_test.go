@@ -1,0 +1,65 @@
+package gateway
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/mcphttp"
+)
+
+// TestPublicURLSpelledOtherwise: a client asks its issuer for a token for the resource the
+// protected resource metadata names, as a WHATWG URL parser spells it (the TypeScript SDK sends
+// new URL(resource).href): scheme and host in lower case, without the default port, "/" for an
+// empty path. A server.publicURL written otherwise names the same resource, and the token the
+// client gets for it is the gateway's, on the default endpoint and, for a set's resource, on
+// that set's; a set's token still opens no other endpoint, and a spelling no client produces
+// (the host in upper case where the configuration has it in lower case) is still refused.
+func TestPublicURLSpelledOtherwise(t *testing.T) {
+	iss := newDPoPIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	for _, tt := range []struct{ public, canonical string }{
+		{"https://mcp.test.invalid:443/mcp", "https://mcp.test.invalid/mcp"},
+		{"https://MCP.Test.Invalid/mcp", "https://mcp.test.invalid/mcp"},
+		{"HTTPS://mcp.test.invalid:/mcp", "https://mcp.test.invalid/mcp"},
+		{"http://mcp.test.invalid:80/mcp", "http://mcp.test.invalid/mcp"},
+	} {
+		t.Run(tt.public, func(t *testing.T) {
+			gw := startTestGateway(t, func(c *Config) {
+				trustIssuers(c, iss)
+				c.Server.PublicURL = tt.public
+				c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "use", Upstream: "alpha", AnyScope: []string{"tools:use"}}}
+				c.Toolsets = []mcphttp.ToolsetConfig{{Name: "ro", Include: []mcphttp.SelectorConfig{{Upstream: "alpha"}}}}
+			}, alpha)
+			base := "http://" + gw.MCP
+			list := func(path, tok string) int {
+				h := modernHeaders("tools/list", "")
+				h.Set("Authorization", "Bearer "+tok)
+				status, _, _ := post(t, base+path, h, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+testMeta+`}}`)
+				return status
+			}
+			gateway, _ := requestToken(t, iss, tt.canonical, "")
+			set, _ := requestToken(t, iss, tt.canonical+"/ro", "")
+			configured, _ := requestToken(t, iss, tt.public, "")
+			for _, c := range []struct {
+				name, path, tok string
+				want            int
+			}{
+				{"the gateway's token", "/mcp", gateway, http.StatusOK},
+				{"the gateway's token on the set", "/mcp/ro", gateway, http.StatusOK},
+				{"the set's token on the set", "/mcp/ro", set, http.StatusOK},
+				{"the set's token on the gateway", "/mcp", set, http.StatusUnauthorized},
+				{"a token for the configured spelling", "/mcp", configured, http.StatusOK},
+			} {
+				if got := list(c.path, c.tok); got != c.want {
+					t.Errorf("%s (%s): %d, want %d", c.name, c.path, got, c.want)
+				}
+			}
+			upper, _ := requestToken(t, iss, "https://MCP.TEST.INVALID/mcp", "")
+			if got := list("/mcp", upper); got != http.StatusUnauthorized {
+				t.Errorf("a token for a spelling no client produces: %d, want 401", got)
+			}
+		})
+	}
+}
