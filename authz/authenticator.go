@@ -209,7 +209,9 @@ func newIssuer(cfg Config, ic IssuerConfig, opts Options) (*issuer, error) {
 		if opts.ResourceURI == "" {
 			return nil, ErrNoAudience
 		}
-		auds = resourceAudiences(append([]string{opts.ResourceURI}, opts.ToolsetResourceURIs...)...)
+		// The metadata document's resource, when configured, is what it tells clients to ask
+		// for tokens for (RFC 9728 §2).
+		auds = resourceAudiences(append([]string{opts.ResourceURI, cfg.ResourceMetadata.Resource}, opts.ToolsetResourceURIs...)...)
 	}
 	algs := ic.Algorithms
 	if len(algs) == 0 {

@@ -112,9 +112,10 @@ type IssuerConfig struct {
 	// discovered lazily from Issuer + /.well-known/openid-configuration.
 	JWKSURL string `yaml:"jwksURL"`
 	// Audiences are the accepted "aud" values (RFC 8707), compared exactly. Default: the
-	// gateway's resource URI and its tool sets', passed to New, each as written and as a WHATWG
-	// URL parser spells it (CanonicalResource: scheme and host in lower case, no default port),
-	// which is the spelling clients ask their issuer for.
+	// gateway's resource URI and its tool sets', passed to New, and resourceMetadata.resource
+	// when set, each as written and as a WHATWG URL parser spells it (CanonicalResource: scheme
+	// and host in lower case, no default port), which is the spelling clients ask their issuer
+	// for.
 	Audiences []string `yaml:"audiences"`
 	// Algorithms are the accepted JWS algorithms. Default DefaultAlgorithms();
 	// "none" and HS* are rejected.
@@ -125,7 +126,8 @@ type IssuerConfig struct {
 
 // ResourceMetadataConfig fills the RFC 9728 document.
 type ResourceMetadataConfig struct {
-	// Resource is the canonical resource URI. Default: the URI passed to New.
+	// Resource is the canonical resource URI. Default: the URI passed to New. Set, it is an
+	// audience of every issuer that lists none, as the URI passed to New is.
 	Resource string `yaml:"resource"`
 	// ScopesSupported is published and sent in 401 challenges. Keep it
 	// minimal; never list offline_access. Optional.

@@ -96,14 +96,14 @@ func CanonicalResource(uri string) string {
 	return u.String()
 }
 
-// resourceAudiences are the audiences of an issuer that lists none: the resource URIs, each also
-// in its CanonicalResource spelling when that differs, since a token a client asked for in that
-// spelling is for the same resource.
+// resourceAudiences are the audiences of an issuer that lists none: the resource URIs but "",
+// each also in its CanonicalResource spelling when that differs, since a token a client asked
+// for in that spelling is for the same resource.
 func resourceAudiences(uris ...string) []string {
 	out := make([]string, 0, 2*len(uris))
 	for _, u := range uris {
 		for _, a := range []string{u, CanonicalResource(u)} {
-			if !slices.Contains(out, a) {
+			if a != "" && !slices.Contains(out, a) {
 				out = append(out, a)
 			}
 		}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 
@@ -59,6 +60,52 @@ func TestPublicURLSpelledOtherwise(t *testing.T) {
 			upper, _ := requestToken(t, iss, "https://MCP.TEST.INVALID/mcp", "")
 			if got := list("/mcp", upper); got != http.StatusUnauthorized {
 				t.Errorf("a token for a spelling no client produces: %d, want 401", got)
+			}
+		})
+	}
+}
+
+// TestMetadataResourceIsAnAudience: with auth.resourceMetadata.resource set, the metadata
+// document tells clients to ask for tokens for that resource (RFC 9728 §2), and a client does,
+// as a WHATWG URL parser spells it; an issuer that lists no audiences accepts such a token as it
+// accepts one for server.publicURL, while a token for another resource stays refused.
+func TestMetadataResourceIsAnAudience(t *testing.T) {
+	iss := newDPoPIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	for _, tt := range []struct{ resource, asked string }{
+		{"https://mcp.test.invalid", "https://mcp.test.invalid/"},
+		{"https://mcp.test.invalid/", "https://mcp.test.invalid/"},
+		{"https://MCP.test.invalid:443/", "https://mcp.test.invalid/"},
+	} {
+		t.Run(tt.resource, func(t *testing.T) {
+			gw := startTestGateway(t, func(c *Config) {
+				trustIssuers(c, iss)
+				c.Auth.ResourceMetadata.Resource = tt.resource
+				c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "use", Upstream: "alpha", AnyScope: []string{"tools:use"}}}
+			}, alpha)
+			list := func(tok string) int {
+				h := modernHeaders("tools/list", "")
+				h.Set("Authorization", "Bearer "+tok)
+				status, _, _ := post(t, "http://"+gw.MCP+"/mcp", h, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+testMeta+`}}`)
+				return status
+			}
+			var doc authz.ProtectedResourceMetadata
+			if err := json.Unmarshal([]byte(get(t, "http://"+gw.MCP+"/.well-known/oauth-protected-resource")), &doc); err != nil || doc.Resource != tt.resource {
+				t.Fatalf("metadata resource %q (%v), want %q", doc.Resource, err, tt.resource)
+			}
+			for _, c := range []struct {
+				aud  string
+				want int
+			}{
+				{tt.asked, http.StatusOK},
+				{tt.resource, http.StatusOK},
+				{testResource, http.StatusOK},
+				{"https://other.test.invalid/", http.StatusUnauthorized},
+			} {
+				tok, _ := requestToken(t, iss, c.aud, "")
+				if got := list(tok); got != c.want {
+					t.Errorf("a token for %s: %d, want %d", c.aud, got, c.want)
+				}
 			}
 		})
 	}
