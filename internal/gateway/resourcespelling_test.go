@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/mcphttp"
 )
@@ -27,19 +28,10 @@ func TestPublicURLSpelledOtherwise(t *testing.T) {
 		{"http://mcp.test.invalid:80/mcp", "http://mcp.test.invalid/mcp"},
 	} {
 		t.Run(tt.public, func(t *testing.T) {
-			gw := startTestGateway(t, func(c *Config) {
-				trustIssuers(c, iss)
+			_, list := audienceGateway(t, iss, alpha, func(c *Config) {
 				c.Server.PublicURL = tt.public
-				c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "use", Upstream: "alpha", AnyScope: []string{"tools:use"}}}
 				c.Toolsets = []mcphttp.ToolsetConfig{{Name: "ro", Include: []mcphttp.SelectorConfig{{Upstream: "alpha"}}}}
-			}, alpha)
-			base := "http://" + gw.MCP
-			list := func(path, tok string) int {
-				h := modernHeaders("tools/list", "")
-				h.Set("Authorization", "Bearer "+tok)
-				status, _, _ := post(t, base+path, h, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+testMeta+`}}`)
-				return status
-			}
+			})
 			gateway, _ := requestToken(t, iss, tt.canonical, "")
 			set, _ := requestToken(t, iss, tt.canonical+"/ro", "")
 			configured, _ := requestToken(t, iss, tt.public, "")
@@ -78,17 +70,7 @@ func TestMetadataResourceIsAnAudience(t *testing.T) {
 		{"https://MCP.test.invalid:443/", "https://mcp.test.invalid/"},
 	} {
 		t.Run(tt.resource, func(t *testing.T) {
-			gw := startTestGateway(t, func(c *Config) {
-				trustIssuers(c, iss)
-				c.Auth.ResourceMetadata.Resource = tt.resource
-				c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "use", Upstream: "alpha", AnyScope: []string{"tools:use"}}}
-			}, alpha)
-			list := func(tok string) int {
-				h := modernHeaders("tools/list", "")
-				h.Set("Authorization", "Bearer "+tok)
-				status, _, _ := post(t, "http://"+gw.MCP+"/mcp", h, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+testMeta+`}}`)
-				return status
-			}
+			gw, list := audienceGateway(t, iss, alpha, func(c *Config) { c.Auth.ResourceMetadata.Resource = tt.resource })
 			var doc authz.ProtectedResourceMetadata
 			if err := json.Unmarshal([]byte(get(t, "http://"+gw.MCP+"/.well-known/oauth-protected-resource")), &doc); err != nil || doc.Resource != tt.resource {
 				t.Fatalf("metadata resource %q (%v), want %q", doc.Resource, err, tt.resource)
@@ -103,10 +85,28 @@ func TestMetadataResourceIsAnAudience(t *testing.T) {
 				{"https://other.test.invalid/", http.StatusUnauthorized},
 			} {
 				tok, _ := requestToken(t, iss, c.aud, "")
-				if got := list(tok); got != c.want {
+				if got := list("/mcp", tok); got != c.want {
 					t.Errorf("a token for %s: %d, want %d", c.aud, got, c.want)
 				}
 			}
 		})
+	}
+}
+
+// audienceGateway fronts alpha with authentication by iss, whose tokens with the scope tools:use
+// may use every alpha tool, and mutate's changes; list is the status of a tools/list with tok as
+// Bearer at path.
+func audienceGateway(t *testing.T, iss *devissuer.Issuer, alpha *mcptest.Server, mutate func(*Config)) (gw Listeners, list func(path, tok string) int) {
+	t.Helper()
+	gw = startTestGateway(t, func(c *Config) {
+		trustIssuers(c, iss)
+		c.Auth.Policy.Rules = []authz.RuleConfig{{ID: "use", Upstream: "alpha", AnyScope: []string{"tools:use"}}}
+		mutate(c)
+	}, alpha)
+	return gw, func(path, tok string) int {
+		h := modernHeaders("tools/list", "")
+		h.Set("Authorization", "Bearer "+tok)
+		status, _, _ := post(t, "http://"+gw.MCP+path, h, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+testMeta+`}}`)
+		return status
 	}
 }
