@@ -108,8 +108,10 @@ type IssuerConfig struct {
 	// Issuer is the exact "iss" value and the discovery base URL. Required;
 	// https, or http on a loopback host for development; no user info, query or fragment.
 	Issuer string `yaml:"issuer"`
-	// JWKSURL is the key-set URL for issuers without OIDC discovery. Empty:
-	// discovered lazily from Issuer + /.well-known/openid-configuration.
+	// JWKSURL is the key-set URL for issuers that publish no metadata document. Empty:
+	// discovered lazily from Issuer + /.well-known/openid-configuration or, where that is not
+	// found, from the RFC 8414 metadata at /.well-known/oauth-authorization-server followed by
+	// the issuer's path.
 	JWKSURL string `yaml:"jwksURL"`
 	// Audiences are the accepted "aud" values (RFC 8707), compared exactly. Default: the
 	// gateway's resource URI and its tool sets', passed to New, and resourceMetadata.resource

@@ -317,6 +317,19 @@ func candidates(keys []jose.JSONWebKey, kid, alg string) []jose.JSONWebKey {
 
 var errJWKSStatus = errors.New("unexpected HTTP status")
 
+// statusError is an answer other than 200 OK to the fetch of a discovery document or key set:
+// an errJWKSStatus that knows its status.
+type statusError struct {
+	code int
+	url  string // as configerr.URL quotes it
+}
+
+func (e *statusError) Error() string {
+	return fmt.Sprintf("%s %d from %s", errJWKSStatus, e.code, e.url)
+}
+
+func (e *statusError) Unwrap() error { return errJWKSStatus }
+
 func fetchJWKS(ctx context.Context, client *http.Client, url string) ([]jose.JSONWebKey, error) {
 	body, err := getJSON(ctx, client, url)
 	if err != nil {
@@ -386,7 +399,7 @@ func getJSON(ctx context.Context, client *http.Client, url string) ([]byte, erro
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%w %d from %s", errJWKSStatus, resp.StatusCode, configerr.URL(url))
+		return nil, &statusError{code: resp.StatusCode, url: configerr.URL(url)}
 	}
 	// A byte more than the bound tells a document too large from one cut short, which would
 	// read as malformed JSON.
