@@ -22,7 +22,9 @@ type Options struct {
 	// ResourceURI is the gateway's canonical resource URI (RFC 8707), e.g.
 	// https://mcp.example.com/mcp: the default audience of every issuer and
 	// the default "resource" of the metadata document. Required unless every
-	// issuer lists audiences and resourceMetadata.resource is set.
+	// issuer lists audiences and resourceMetadata.resource is set. As an audience it is
+	// accepted as written and in its CanonicalResource spelling, which clients ask for; so are
+	// ToolsetResourceURIs.
 	ResourceURI string
 	// ToolsetResourceURIs are the resource URIs of the gateway's tool set endpoints (each set's
 	// own path under the public URL), accepted as audiences besides ResourceURI by every issuer
@@ -207,7 +209,9 @@ func newIssuer(cfg Config, ic IssuerConfig, opts Options) (*issuer, error) {
 		if opts.ResourceURI == "" {
 			return nil, ErrNoAudience
 		}
-		auds = append([]string{opts.ResourceURI}, opts.ToolsetResourceURIs...)
+		// The metadata document's resource, when configured, is what it tells clients to ask
+		// for tokens for (RFC 9728 §2).
+		auds = resourceAudiences(append([]string{opts.ResourceURI, cfg.ResourceMetadata.Resource}, opts.ToolsetResourceURIs...)...)
 	}
 	algs := ic.Algorithms
 	if len(algs) == 0 {

@@ -94,10 +94,18 @@ func TestBearerToken(t *testing.T) {
 		{"Bearer abc.def-_~+/=", "abc.def-_~+/=", nil},
 		{"bearer abc", "abc", nil},
 		{"BEARER  abc", "abc", nil},
-		{"Basic dXNlcjpwYXNz", "", ErrInvalidToken},
+		// Another scheme carries no bearer token: the challenge names no error (RFC 6750 §3.1).
+		{"Basic dXNlcjpwYXNz", "", ErrNoToken},
+		{"Digest username=\"a\", realm=\"b\"", "", ErrNoToken},
+		{"Negotiate YIIBhgYGKwYBBQUCoII=", "", ErrNoToken},
+		{"DPoP abc.def.ghi", "", ErrNoToken},
+		{"Bearerabc", "", ErrNoToken},
+		{"Bear abc", "", ErrNoToken},
+		// The Bearer scheme with malformed credentials: an invalid token.
 		{"Bearer", "", ErrInvalidToken},
 		{"Bearer ", "", ErrInvalidToken},
-		{"Bearerabc", "", ErrInvalidToken},
+		{"Bearer\tabc", "", ErrInvalidToken},
+		{"bearer\t abc", "", ErrInvalidToken},
 		{"Bearer a b", "", ErrInvalidToken},
 		{"Bearer a\"b", "", ErrInvalidToken},
 		{"Bearer ===", "", ErrInvalidToken},
@@ -110,6 +118,9 @@ func TestBearerToken(t *testing.T) {
 			}
 			if tt.wantErr == ErrInvalidToken && Reason(err) != ReasonMalformed {
 				t.Fatalf("Reason = %q, want malformed", Reason(err))
+			}
+			if tt.wantErr == ErrNoToken && (Reason(err) != ReasonNoToken || errors.Is(err, ErrInvalidToken)) {
+				t.Fatalf("Reason = %q (%v), want no_token alone", Reason(err), err)
 			}
 		})
 	}

@@ -1,21 +1,37 @@
 package authz
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // maxTokenBytes bounds the work done on attacker input before any check.
 const maxTokenBytes = 16 << 10
 
+// errOtherScheme is the error of credentials in a scheme the gateway does not take (Basic,
+// Negotiate, DPoP where no issuer accepts DPoP-bound tokens): such a request carries no bearer
+// token and "attempted using an unsupported authentication method", whose challenge names no
+// error code (RFC 6750 §3.1), so the client starts the authorization the metadata describes.
+var errOtherScheme = fmt.Errorf("%w: the authorization scheme is not Bearer", ErrNoToken)
+
 // BearerToken extracts the token from an Authorization header value. An
-// empty value is ErrNoToken; any other scheme, a missing or blank token, or
-// characters outside RFC 6750 §2.1 b64token are ErrInvalidToken with
-// ReasonMalformed. The scheme is case-insensitive (RFC 9110 §11.1).
+// empty value or another scheme is ErrNoToken; the Bearer scheme with a missing
+// or blank token, or characters outside RFC 6750 §2.1 b64token, is ErrInvalidToken
+// with ReasonMalformed. The scheme is case-insensitive (RFC 9110 §11.1).
 func BearerToken(header string) (string, error) {
 	if header == "" {
 		return "", ErrNoToken
 	}
 	const scheme = "bearer"
-	if len(header) <= len(scheme) || !strings.EqualFold(header[:len(scheme)], scheme) || header[len(scheme)] != ' ' {
-		return "", invalid(ReasonMalformed, "authorization scheme is not Bearer")
+	name := header
+	if i := strings.IndexAny(header, " \t"); i >= 0 {
+		name = header[:i]
+	}
+	if !strings.EqualFold(name, scheme) {
+		return "", errOtherScheme
+	}
+	if len(header) == len(scheme) || header[len(scheme)] != ' ' {
+		return "", invalid(ReasonMalformed, "bearer credentials syntax")
 	}
 	tok := strings.TrimLeft(header[len(scheme)+1:], " ")
 	if tok == "" || len(tok) > maxTokenBytes || !isB64Token(tok) {

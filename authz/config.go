@@ -108,11 +108,16 @@ type IssuerConfig struct {
 	// Issuer is the exact "iss" value and the discovery base URL. Required;
 	// https, or http on a loopback host for development; no user info, query or fragment.
 	Issuer string `yaml:"issuer"`
-	// JWKSURL is the key-set URL for issuers without OIDC discovery. Empty:
-	// discovered lazily from Issuer + /.well-known/openid-configuration.
+	// JWKSURL is the key-set URL for issuers that publish no metadata document. Empty:
+	// discovered lazily from Issuer + /.well-known/openid-configuration or, where that is not
+	// found, from the RFC 8414 metadata at /.well-known/oauth-authorization-server followed by
+	// the issuer's path.
 	JWKSURL string `yaml:"jwksURL"`
-	// Audiences are the accepted "aud" values (RFC 8707). Default: the
-	// gateway's canonical resource URI, passed to New.
+	// Audiences are the accepted "aud" values (RFC 8707), compared exactly. Default: the
+	// gateway's resource URI and its tool sets', passed to New, and resourceMetadata.resource
+	// when set, each as written and as a WHATWG URL parser spells it (CanonicalResource: scheme
+	// and host in lower case, no default port), which is the spelling clients ask their issuer
+	// for.
 	Audiences []string `yaml:"audiences"`
 	// Algorithms are the accepted JWS algorithms. Default DefaultAlgorithms();
 	// "none" and HS* are rejected.
@@ -123,7 +128,8 @@ type IssuerConfig struct {
 
 // ResourceMetadataConfig fills the RFC 9728 document.
 type ResourceMetadataConfig struct {
-	// Resource is the canonical resource URI. Default: the URI passed to New.
+	// Resource is the canonical resource URI. Default: the URI passed to New. Set, it is an
+	// audience of every issuer that lists none, as the URI passed to New is.
 	Resource string `yaml:"resource"`
 	// ScopesSupported is published and sent in 401 challenges. Keep it
 	// minimal; never list offline_access. Optional.

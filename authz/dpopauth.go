@@ -163,12 +163,13 @@ type DPoPRequest struct {
 // AuthenticateDPoP verifies a DPoP-bound token and its proof (RFC 9449 §4.3, §7.1) and records
 // the proof's jti against replay. The proof is checked first, then the token, then the binding
 // (cnf.jkt is the proof key's thumbprint), then replay. nonce, when not empty, is a fresh server
-// nonce for the response's DPoP-Nonce. Errors: ErrInvalidToken (a DPoP challenge, DPoPNonce for
-// use_dpop_nonce), ErrIssuerUnavailable and ErrReplayUnavailable (5xx), ErrProofBudget (429).
+// nonce for the response's DPoP-Nonce. Errors: ErrNoToken where no issuer accepts DPoP-bound
+// tokens (the scheme is not one the gateway takes), ErrInvalidToken (a DPoP challenge, DPoPNonce
+// for use_dpop_nonce), ErrIssuerUnavailable and ErrReplayUnavailable (5xx), ErrProofBudget (429).
 func (s *Service) AuthenticateDPoP(ctx context.Context, req DPoPRequest) (p *Principal, nonce string, err error) {
 	d := s.dpop
 	if d == nil {
-		return nil, "", invalid(ReasonMalformed, "authorization scheme is not Bearer")
+		return nil, "", errOtherScheme
 	}
 	if req.Token == "" || len(req.Token) > maxTokenBytes || !isB64Token(req.Token) {
 		return nil, "", &dpopError{code: ChallengeInvalidToken, err: invalid(ReasonMalformed, "DPoP token syntax")}

@@ -277,10 +277,16 @@ func TestDPoPModes(t *testing.T) {
 	t.Run("off", func(t *testing.T) {
 		f := newDPoPFixture(t, func(c *Config) { c.DPoP.Mode = DPoPOff })
 		tok := f.bound(t, h.jkt)
-		if _, _, err := f.present(tok, h.proof(t, f.clk, tok, nil)); Reason(err) != ReasonMalformed {
+		// A scheme the gateway does not take: no bearer token, a challenge without an error
+		// code (RFC 6750 §3.1).
+		_, _, err := f.present(tok, h.proof(t, f.clk, tok, nil))
+		if Reason(err) != ReasonNoToken {
 			t.Errorf("DPoP scheme with DPoP off: %v", err)
 		}
-		_, err := f.svc.AuthenticateBearer(context.Background(), tok)
+		if got := only(t, f.svc.Unauthorized(err)).Header(); !strings.HasPrefix(got, "Bearer ") || strings.Contains(got, "error=") {
+			t.Errorf("challenge to the DPoP scheme with DPoP off: %s", got)
+		}
+		_, err = f.svc.AuthenticateBearer(context.Background(), tok)
 		if Reason(err) != ReasonDPoPBinding {
 			t.Errorf("bound token as Bearer with DPoP off: %v", err)
 		}

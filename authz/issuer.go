@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +21,10 @@ import (
 
 // discoveryPath is where an issuer publishes its discovery document (OIDC Discovery §4).
 const discoveryPath = "/.well-known/openid-configuration"
+
+// oauthMetadataPath is where an authorization server publishes its RFC 8414 metadata, between
+// the host and the issuer's path (RFC 8414 §3.1).
+const oauthMetadataPath = "/.well-known/oauth-authorization-server"
 
 // Failures of discovery, each its own FetchErrorClass.
 var (
@@ -153,12 +158,24 @@ func (is *issuer) ready(ctx context.Context) (*oidc.IDTokenVerifier, error) {
 	}
 }
 
-// discover fetches the OIDC discovery document (OIDC Discovery §4) and returns its jwks_uri.
-// Its "issuer" must equal the configured one exactly (§4.3), as go-oidc's NewProvider checks;
-// the document is read here, bounded like a key set, so that a failure keeps its type (an HTTP
-// status, a bad document, a mismatch) for the readiness report and the log.
+// discover fetches the OIDC discovery document (OIDC Discovery §4) and returns its jwks_uri;
+// where that document is not found (404), the RFC 8414 authorization server metadata, which
+// names jwks_uri and issuer alike: MCP has an authorization server publish one of the two, and
+// one that publishes only RFC 8414 metadata had its every token answered 503. Any other failure
+// of the discovery document is not taken for its absence. The "issuer" must equal the configured
+// one exactly (OIDC Discovery §4.3, RFC 8414 §3.3), as go-oidc's NewProvider checks; the document
+// is read here, bounded like a key set, so that a failure keeps its type (an HTTP status, a bad
+// document, a mismatch) for the readiness report and the log.
 func discover(ctx context.Context, client *http.Client, issuerURL string) (string, error) {
 	body, err := getJSON(ctx, client, strings.TrimSuffix(issuerURL, "/")+discoveryPath)
+	var se *statusError
+	if errors.As(err, &se) && se.code == http.StatusNotFound {
+		var oauthErr error
+		if body, oauthErr = getJSON(ctx, client, oauthMetadataURL(issuerURL)); oauthErr != nil {
+			return "", fmt.Errorf("%w; %w", err, oauthErr)
+		}
+		err = nil
+	}
 	if err != nil {
 		return "", err
 	}
@@ -184,6 +201,20 @@ func discover(ctx context.Context, client *http.Client, issuerURL string) (strin
 		return "", fmt.Errorf("jwks_uri: %w", err)
 	}
 	return doc.JWKSURI, nil
+}
+
+// oauthMetadataURL is the RFC 8414 §3.1 metadata URL of issuerURL (validated: absolute, without
+// query or fragment): the well-known path inserted between the host and the issuer's path.
+func oauthMetadataURL(issuerURL string) string {
+	u, err := url.Parse(issuerURL)
+	if err != nil {
+		return strings.TrimSuffix(issuerURL, "/") + oauthMetadataPath
+	}
+	path := u.EscapedPath()
+	if path == "/" {
+		path = "" // RFC 8414 §3.1: a terminating "/" after the host is removed
+	}
+	return u.Scheme + "://" + u.Host + oauthMetadataPath + path
 }
 
 func signatureAlgs(names []string) []jose.SignatureAlgorithm {

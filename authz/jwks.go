@@ -2,6 +2,7 @@ package authz
 
 import (
 	"context"
+	"crypto/rsa"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/configerr"
 )
 
@@ -315,6 +317,19 @@ func candidates(keys []jose.JSONWebKey, kid, alg string) []jose.JSONWebKey {
 
 var errJWKSStatus = errors.New("unexpected HTTP status")
 
+// statusError is an answer other than 200 OK to the fetch of a discovery document or key set:
+// an errJWKSStatus that knows its status.
+type statusError struct {
+	code int
+	url  string // as configerr.URL quotes it
+}
+
+func (e *statusError) Error() string {
+	return fmt.Sprintf("%s %d from %s", errJWKSStatus, e.code, e.url)
+}
+
+func (e *statusError) Unwrap() error { return errJWKSStatus }
+
 func fetchJWKS(ctx context.Context, client *http.Client, url string) ([]jose.JSONWebKey, error) {
 	body, err := getJSON(ctx, client, url)
 	if err != nil {
@@ -337,12 +352,22 @@ func fetchJWKS(ctx context.Context, client *http.Client, url string) ([]jose.JSO
 			key = key.Public()
 		}
 		// Symmetric ("oct") keys have no public half: never trust them.
-		if key.Key == nil {
+		if key.Key == nil || weakKey(key) {
 			continue
 		}
 		keys = append(keys, key)
 	}
 	return keys, nil
+}
+
+// weakKey reports whether key is an RSA key under dpop.MinRSABits (RFC 7518 §3.3), the size a
+// DPoP proof's key is held to too. Go verifies with RSA keys from 1024 bits, and whoever factors
+// one published in a key set mints tokens every caller's rules accept; such a key is ignored
+// like any other key the gateway cannot use (RFC 7517 §5), so the set's other keys still verify.
+// Elliptic-curve keys need no such check: go-jose reads only P-256, P-384, P-521 and Ed25519.
+func weakKey(key jose.JSONWebKey) bool {
+	k, ok := key.Key.(*rsa.PublicKey)
+	return ok && k.N.BitLen() < dpop.MinRSABits
 }
 
 // forVerifying reports whether a published key may verify signatures: its "use", when present,
@@ -374,7 +399,7 @@ func getJSON(ctx context.Context, client *http.Client, url string) ([]byte, erro
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%w %d from %s", errJWKSStatus, resp.StatusCode, configerr.URL(url))
+		return nil, &statusError{code: resp.StatusCode, url: configerr.URL(url)}
 	}
 	// A byte more than the bound tells a document too large from one cut short, which would
 	// read as malformed JSON.

@@ -3,6 +3,7 @@ package authz
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -65,4 +66,47 @@ func parseResource(resource string) (*url.URL, error) {
 		return nil, fmt.Errorf("authz: resource %q is not an absolute URL without fragment", resource)
 	}
 	return u, nil
+}
+
+// CanonicalResource is uri as a WHATWG URL parser spells it, which is how clients (the
+// TypeScript SDK sends new URL(resource).href) ask their issuer for a token for the resource the
+// metadata document names, and so the audience such a token carries: the scheme and host in lower
+// case, the scheme's default port (or an empty one) left out, and "/" for an empty path (RFC 3986
+// §6.2.2.1, §6.2.3). Anything else is kept as it is; uri itself when it is not an http(s) URL
+// with a host, whose spelling such a parser keeps.
+func CanonicalResource(uri string) string {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
+		return uri
+	}
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if u.Scheme == "https" && port == "443" || u.Scheme == "http" && port == "80" {
+		port = ""
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	u.Host = host // url.Parse has put the scheme in lower case
+	if u.Path == "" {
+		u.Path, u.RawPath = "/", ""
+	}
+	return u.String()
+}
+
+// resourceAudiences are the audiences of an issuer that lists none: the resource URIs but "",
+// each also in its CanonicalResource spelling when that differs, since a token a client asked
+// for in that spelling is for the same resource.
+func resourceAudiences(uris ...string) []string {
+	out := make([]string, 0, 2*len(uris))
+	for _, u := range uris {
+		for _, a := range []string{u, CanonicalResource(u)} {
+			if a != "" && !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }

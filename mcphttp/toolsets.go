@@ -198,8 +198,11 @@ type toolsets struct {
 	sets         map[string]*toolset // by path
 	defaultSet   *toolset            // the default endpoint in search mode; nil otherwise
 	setResources map[string]bool     // every set's resource URI
-	setMetrics   *metrics.ToolsetRecorder
-	search       *searcher
+	// spelled maps the CanonicalResource spelling of the public URL and of each set's resource,
+	// where it differs, to the configured one: the audience a client's token for it carries.
+	spelled    map[string]string
+	setMetrics *metrics.ToolsetRecorder
+	search     *searcher
 }
 
 // defaultSetName labels the default endpoint in metrics when it is in search mode.
@@ -325,10 +328,17 @@ func (s *Server) initToolsets(deps Deps) error {
 		}
 		s.sets[ts.path] = ts
 	}
-	s.setResources = map[string]bool{}
+	s.setResources, s.spelled = map[string]bool{}, map[string]string{}
+	resources := []string{s.cfg.PublicURL}
 	for _, ts := range s.sets {
 		if ts.resource != "" {
 			s.setResources[ts.resource] = true
+			resources = append(resources, ts.resource)
+		}
+	}
+	for _, r := range resources {
+		if c := authz.CanonicalResource(r); c != r && r != "" {
+			s.spelled[c] = r
 		}
 	}
 	s.setMetrics = deps.ToolsetMetrics
@@ -478,7 +488,8 @@ func (s *Server) checkAudience(x *request) error {
 
 // forOtherEndpoint reports whether p's token was minted for other tool sets than the endpoint of
 // set (nil: the default endpoint), served under publicURL: its "aud" names a set's resource but
-// neither the endpoint's resource nor the gateway's own (the public URL). A token for a narrow
+// neither the endpoint's resource nor the gateway's own (the public URL), each as configured or
+// in the CanonicalResource spelling authz accepts too (spelled). A token for a narrow
 // set must not open a wider endpoint; a token for the gateway works on every set, which only
 // narrows it; a token whose audiences name no set (an operator's own audience values) is left
 // to the issuer's audience check alone. No principal (no authentication) is for every endpoint.
@@ -492,6 +503,9 @@ func (t *toolsets) forOtherEndpoint(publicURL string, set *toolset, p *authz.Pri
 	}
 	namesSet := false
 	for _, a := range audiences(p.Claims["aud"]) {
+		if configured, ok := t.spelled[a]; ok {
+			a = configured
+		}
 		if a == own || a == publicURL {
 			return false
 		}

@@ -42,8 +42,9 @@ const (
 	DefaultWindow = MaxWindow
 	// maxJTIBytes bounds the jti a replay cache is asked to remember (it stores a hash).
 	maxJTIBytes = 512
-	// minRSABits is the smallest RSA key a proof may use.
-	minRSABits = 2048
+	// MinRSABits is the smallest RSA key a proof, or a token, is verified with: RFC 7518 §3.3
+	// and §3.5 require 2048 bits or more of RS* and PS* keys.
+	MinRSABits = 2048
 )
 
 // DefaultAlgorithms are the JWS algorithms proofs may use when none are configured: every
@@ -342,14 +343,14 @@ func hasPrivateMembers(jwk json.RawMessage) bool {
 	return false
 }
 
-// checkKey refuses a key that does not suit alg, and RSA keys under minRSABits.
+// checkKey refuses a key that does not suit alg, and RSA keys under MinRSABits.
 func checkKey(jwk *jose.JSONWebKey, alg string) error {
 	ok := false
 	switch k := jwk.Key.(type) {
 	case *ecdsa.PublicKey:
 		ok = strings.HasPrefix(alg, "ES") && k.Curve.Params().BitSize == map[string]int{"ES256": 256, "ES384": 384, "ES512": 521}[alg]
 	case *rsa.PublicKey:
-		ok = (strings.HasPrefix(alg, "RS") || strings.HasPrefix(alg, "PS")) && k.N.BitLen() >= minRSABits
+		ok = (strings.HasPrefix(alg, "RS") || strings.HasPrefix(alg, "PS")) && k.N.BitLen() >= MinRSABits
 	case ed25519.PublicKey:
 		ok = alg == "EdDSA"
 	}

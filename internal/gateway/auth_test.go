@@ -117,7 +117,7 @@ func TestAttackTable(t *testing.T) {
 		code      int
 	}{
 		{"no token", "", "", "alpha__echo", 401, `resource_metadata="https://mcp.test.invalid/.well-known/oauth-protected-resource/mcp"`, -32013},
-		{"basic scheme", "Basic dXNlcjpwYXNz", "", "alpha__echo", 401, `error="invalid_token"`, -32013},
+		{"basic scheme", "Basic dXNlcjpwYXNz", "", "alpha__echo", 401, `resource_metadata="https://mcp.test.invalid/.well-known/oauth-protected-resource/mcp"`, -32013},
 		{"bearer without token", "Bearer", "", "alpha__echo", 401, "Bearer", -32013},
 		{"garbage token", "Bearer not.a.jwt", "", "alpha__echo", 401, `error="invalid_token"`, -32013},
 		{"alg none", "Bearer " + mint(func() (string, error) { return f.iss.MintNone(devissuer.Claims{"scope": "tools:read"}) }), "", "alpha__echo", 401, `error="invalid_token"`, -32013},
@@ -262,5 +262,40 @@ func TestExplain(t *testing.T) {
 		if fmt.Sprint(ex.Decision.Effect) != tt.effect || ex.Decision.RuleID != tt.rule {
 			t.Errorf("%s: decision %s", tt.body, body)
 		}
+	}
+}
+
+// TestOtherSchemesChallengeWithoutError: a request whose Authorization is in a scheme the gateway
+// does not take (Basic, Digest, Negotiate, DPoP where no issuer accepts DPoP-bound tokens) has
+// "attempted using an unsupported authentication method" and gets the challenge of a request
+// without credentials, which names no error code (RFC 6750 §3.1), so its client starts the
+// authorization the metadata describes; the Bearer scheme with a malformed or invalid token
+// gets invalid_token. Nothing reaches a backend.
+func TestOtherSchemesChallengeWithoutError(t *testing.T) {
+	f := startAuthGateway(t)
+	const challenge = `Bearer resource_metadata="https://mcp.test.invalid/.well-known/oauth-protected-resource/mcp", scope="tools:read tools:write"`
+	for _, tt := range []struct{ auth, want string }{
+		{"Basic dXNlcjpwYXNz", challenge},
+		{`Digest username="a", realm="mcp", nonce="n", uri="/mcp", response="r"`, challenge},
+		{"Negotiate YIIBhgYGKwYBBQUCoII=", challenge},
+		{"DPoP " + f.token(t, devissuer.Claims{"scope": "tools:read"}), challenge},
+		{"Bearerx abc", challenge},
+		{"Bearer", challenge + `, error="invalid_token", error_description="The access token is malformed"`},
+		{"Bearer\tabc", challenge + `, error="invalid_token", error_description="The access token is malformed"`},
+		{"Bearer not.a.jwt", challenge + `, error="invalid_token", error_description="The access token is malformed"`},
+	} {
+		name, _, _ := strings.Cut(tt.auth, " ")
+		t.Run(name, func(t *testing.T) {
+			f.alpha.Reset()
+			h := modernHeaders("tools/call", "alpha__echo")
+			h.Set("Authorization", tt.auth)
+			status, hdr, body := post(t, f.url(), h, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{`+testMeta+`,"name":"alpha__echo","arguments":{"text":"x"}}}`)
+			if got := hdr.Values("WWW-Authenticate"); status != http.StatusUnauthorized || len(got) != 1 || got[0] != tt.want {
+				t.Fatalf("%d %q %s, want 401 with %q", status, got, body, tt.want)
+			}
+			if n := len(f.alpha.Forwarded()); n != 0 {
+				t.Errorf("the backend received %d requests", n)
+			}
+		})
 	}
 }
