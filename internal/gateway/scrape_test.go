@@ -172,8 +172,12 @@ func scrapeServedGateway(t *testing.T) promcheck.Scrape {
 	down.SetDown(true)
 	gw := startTestGateway(t, func(c *Config) {
 		scrapeConfig(t, c, iss.URL(), down.URL(), redis.URL(), odd.srv.URL)
+		// beta lists the same tools as alpha (both are the SDK's default server), and a
+		// backend whose pinning is off is still held to shadowing: its copies are listed, and
+		// counted as drift, rather than blocked.
 		c.Pins = &pins.Config{Mode: pins.ModeOff, LockFile: lock,
-			Backends: map[string]pins.BackendConfig{"alpha": {Mode: pins.ModeLockfile}}}
+			Backends: map[string]pins.BackendConfig{"alpha": {Mode: pins.ModeLockfile},
+				"beta": {Actions: map[pins.Class]pins.Action{pins.ClassShadows: pins.ActionLog}}}}
 	}, alpha, beta)
 
 	modernTraffic(t, gw, alice, downTok)
