@@ -69,7 +69,7 @@ func (c *confirmer) askApproval(x *request, b mrtr.Binding, target upstreams.Tar
 	tok, st, err := c.codec.SealState(mrtr.State{Kind: mrtr.KindApproval, Issuer: b.Issuer, Subject: b.Subject,
 		Upstream: b.Upstream, Method: b.Method, Name: b.Name, ArgsDigest: b.ArgsDigest})
 	if err != nil {
-		return err
+		return unsealable(x, err)
 	}
 	id := hex.EncodeToString(st.Nonce[:])
 	call := approval.Call{
