@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -68,7 +69,7 @@ func (c *confirmer) askApproval(x *request, b mrtr.Binding, target upstreams.Tar
 	tok, st, err := c.codec.SealState(mrtr.State{Kind: mrtr.KindApproval, Issuer: b.Issuer, Subject: b.Subject,
 		Upstream: b.Upstream, Method: b.Method, Name: b.Name, ArgsDigest: b.ArgsDigest})
 	if err != nil {
-		return err
+		return unsealable(x, err)
 	}
 	id := hex.EncodeToString(st.Nonce[:])
 	call := approval.Call{
@@ -137,6 +138,13 @@ func (c *confirmer) answerApproval(x *request, st *mrtr.State, b mrtr.Binding) (
 			return nil, false, err
 		}
 		return nil, true, c.askApproval(x, b, upstreams.Target{Upstream: x.route.upstream, Name: x.route.upstreamName})
+	case approval.Forgotten:
+		// The store lost the call with its page (and any decision): its page can no longer be
+		// decided, so the call is asked afresh, with a new page, as an expired one is. The
+		// state is left unused; it runs nothing without the new page's approval.
+		c.log.LogAttrs(x.ctx, slog.LevelWarn, "approval: call forgotten by the store, asked again",
+			slog.String("request_id", x.requestID), slog.String("call_ref", approval.CallRef(id)))
+		return nil, true, c.askApproval(x, b, upstreams.Target{Upstream: x.route.upstream, Name: x.route.upstreamName})
 	case approval.Undecided:
 		if !c.now().Before(st.Expiry) {
 			// The state expired while the retry waited for the page (awaitDecision): asked
@@ -152,6 +160,10 @@ func (c *confirmer) answerApproval(x *request, st *mrtr.State, b mrtr.Binding) (
 		}
 		c.approvalDone(x, st, id)
 		return nil, true, c.approvalDenied(x, "denied", id)
+	case approval.Approved:
+	default:
+		// Fail closed: only a recorded approval forwards the call.
+		return nil, false, fmt.Errorf("approval: unexpected verdict %q", verdict)
 	}
 	if err := c.consume(x, st); err != nil {
 		return nil, false, err

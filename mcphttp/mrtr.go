@@ -217,7 +217,7 @@ func (c *confirmer) askConfirmation(x *request, b mrtr.Binding) error {
 	tok, err := c.codec.Seal(mrtr.State{Kind: mrtr.KindConfirm, Issuer: b.Issuer, Subject: b.Subject,
 		Upstream: b.Upstream, Method: b.Method, Name: b.Name, ArgsDigest: b.ArgsDigest})
 	if err != nil {
-		return err
+		return unsealable(x, err)
 	}
 	ir := mrtr.ConfirmationResult(x.route.name, x.in.params.Arguments, forwarded, tok)
 	x.pinNote(&ir)
@@ -299,6 +299,8 @@ func (c *confirmer) mrtrOut(x *request, result []byte, kind resultKind) ([]byte,
 		Subject: b.Subject, Upstream: b.Upstream, Method: b.Method, Name: b.Name, ArgsDigest: b.ArgsDigest,
 		Confirmed: x.route.confirmed, ApprovedOnPage: x.route.approvedOnPage})
 	switch {
+	case errors.Is(err, mrtr.ErrBindingTooLarge):
+		return nil, "", unsealable(x, err)
 	case errors.Is(err, mrtr.ErrUnsealable):
 		// The backend's own state is more than a requestState of the gateway may carry
 		// (mrtr.maxTokenBytes): the round cannot go on, and the client is told why rather
@@ -309,4 +311,20 @@ func (c *confirmer) mrtrOut(x *request, result []byte, kind resultKind) ([]byte,
 		return nil, "", upstreams.ErrBadResponse
 	}
 	return wrapped, outcomeInputRequired, nil
+}
+
+// unsealable is the error of a call whose requestState could not be sealed: a name too long
+// for any state (mrtr.ErrBindingTooLarge: a resource URI can be longer than mrtr.maxTokenBytes
+// allows a state to bind) is the client's, refused as invalid params and saying why; anything
+// else stays the error it is.
+func unsealable(x *request, err error) error {
+	if !errors.Is(err, mrtr.ErrBindingTooLarge) {
+		return err
+	}
+	what := "name"
+	if x.in.req.Method == mrtr.MethodResourcesRead {
+		what = "resource URI"
+	}
+	return invalidParams("Invalid params: the " + what + " is too long for the gateway to confirm or continue this call: " +
+		"its requestState would exceed mrtr.maxTokenBytes")
 }

@@ -154,9 +154,25 @@ func (c *Codec) SealState(st State) (string, State, error) {
 	}
 	tok, err := c.sealer.Seal(b)
 	if err != nil {
+		if errors.Is(err, seal.ErrOversized) && c.bindingTooLarge(st) {
+			return "", State{}, fmt.Errorf("%w: %w", ErrUnsealable, ErrBindingTooLarge)
+		}
 		return "", State{}, fmt.Errorf("%w: %w", ErrUnsealable, err)
 	}
 	return tok, st, nil
+}
+
+// bindingTooLarge reports whether st, without a backend's state, is still too large to seal:
+// then what it binds is too long (ErrBindingTooLarge), not what a backend sent. Only asked
+// once a seal failed for its size.
+func (c *Codec) bindingTooLarge(st State) bool {
+	st.UpstreamState, st.HasUpstreamState = "", false
+	b, err := st.marshal()
+	if err != nil {
+		return false
+	}
+	_, err = c.sealer.Seal(b)
+	return errors.Is(err, seal.ErrOversized)
 }
 
 // Open authenticates token and checks it against the retry's binding. Every

@@ -295,6 +295,26 @@ func TestSealRejects(t *testing.T) {
 	}
 }
 
+// TestSealTooLargeSaysWhose: a state too large to seal says whether its binding alone (a name,
+// as a long resource URI is) is too large, ErrBindingTooLarge, which is the client's, or only
+// with a backend's state, which is the backend's; both stay ErrUnsealable.
+func TestSealTooLargeSaysWhose(t *testing.T) {
+	f := newFixture(t)
+	long := State{Kind: KindConfirm, Method: MethodResourcesRead, Name: "mem://items/" + strings.Repeat("x", 7000)}
+	if _, _, err := f.codec.SealState(long); !errors.Is(err, ErrUnsealable) || !errors.Is(err, ErrBindingTooLarge) {
+		t.Errorf("a name too long for any state: %v, want ErrUnsealable and ErrBindingTooLarge", err)
+	}
+	round := State{Method: MethodResourcesRead, Name: long.Name}
+	if _, err := f.codec.WrapUpstream([]byte(`{"resultType":"input_required","requestState":"s"}`), round); !errors.Is(err, ErrBindingTooLarge) {
+		t.Errorf("a backend's round of a name too long for any state: %v, want ErrBindingTooLarge", err)
+	}
+	backends := State{Kind: KindUpstream, Method: MethodResourcesRead, Name: "mem://items/1",
+		UpstreamState: `"` + strings.Repeat("x", 9000) + `"`, HasUpstreamState: true}
+	if _, err := f.codec.Seal(backends); !errors.Is(err, ErrUnsealable) || errors.Is(err, ErrBindingTooLarge) {
+		t.Errorf("a backend's state too large: %v, want ErrUnsealable only", err)
+	}
+}
+
 func TestNewValidates(t *testing.T) {
 	s := testSealer(t, "k1")
 	r := &memReplays{}

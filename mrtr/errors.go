@@ -27,6 +27,11 @@ var (
 	// ErrUnsealable means a State cannot be sealed (unknown kind or method,
 	// or the token would exceed the size limit).
 	ErrUnsealable = errors.New("mrtr: state cannot be sealed")
+	// ErrBindingTooLarge, with ErrUnsealable, means the state is too large to seal whatever a
+	// backend's own state holds: what it binds (the caller, the backend and the name, which for
+	// a resources/read is the client's resource URI) alone is more than a requestState may
+	// carry (the sealer's maximum token size).
+	ErrBindingTooLarge = errors.New("mrtr: the state's binding is more than a requestState carries")
 	// ErrMalformedResponse means an inputResponses entry is not a valid
 	// elicitation result for a gateway confirmation.
 	ErrMalformedResponse = errors.New("mrtr: malformed confirmation response")

@@ -114,6 +114,11 @@ const (
 	// Finished: the call's retry was used, denied or declined in the client; the page no longer
 	// knows the call, and a retry presenting its state again is a replay.
 	Finished Verdict = "finished"
+	// Forgotten: the store holds neither the call nor a decision for it, although its state is
+	// still valid: the store lost its memory (a Redis restarted empty, a failover) or dropped
+	// the record. The page cannot show the call any more, so its retry must be asked afresh,
+	// with a new page. Service.Verdict's answer only; never recorded.
+	Forgotten Verdict = "forgotten"
 )
 
 // decision is the sealed value recorded once per call.
@@ -271,6 +276,15 @@ func (l *ledger) verdict(ctx context.Context, id string, digest []byte) (Verdict
 		return d.Verdict, nil
 	}
 	return Undecided, nil
+}
+
+// known reports whether the store still holds call id's record (load's, without opening it).
+func (l *ledger) known(ctx context.Context, id string) (bool, error) {
+	_, ok, err := l.store.Get(ctx, keyCall+id)
+	if err != nil {
+		return false, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return ok, nil
 }
 
 // validID reports whether id looks like a hex-encoded 16-byte nonce.

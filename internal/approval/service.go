@@ -130,10 +130,23 @@ func (s *Service) Ask(ctx context.Context, c Call) (string, error) {
 }
 
 // Verdict returns what the page recorded for call id, counting only a decision bound to
-// digest, or Finished once the call's retry was used (Finish). An error wraps ErrUnavailable:
-// the caller fails closed.
+// digest, or Finished once the call's retry was used (Finish), or Forgotten when the store
+// knows neither a decision nor the call (it lost its memory: ask the call afresh). An error
+// wraps ErrUnavailable: the caller fails closed.
 func (s *Service) Verdict(ctx context.Context, id string, digest []byte) (Verdict, error) {
-	return s.ledger.verdict(ctx, id, digest)
+	v, err := s.ledger.verdict(ctx, id, digest)
+	if err != nil || v != Undecided {
+		return v, err
+	}
+	// Undecided, unless the call is gone too: its page would tell the user the link is unknown
+	// while the retry sent them there again and again until the state expired.
+	switch known, err := s.ledger.known(ctx, id); {
+	case err != nil:
+		return Undecided, err
+	case !known:
+		return Forgotten, nil
+	}
+	return Undecided, nil
 }
 
 // Finish forgets call id of the caller issuer and subject, which expires at expiry, once its

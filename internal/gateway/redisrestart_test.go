@@ -267,9 +267,11 @@ func TestRedisRestartedUnderTraffic(t *testing.T) {
 		if status, r := rawCall(t, a, alice, "alpha__echo", `{"text":"pay 10"}`, approve(confirmation)); status != 400 || r.Error == nil || r.Error.Code != -32602 {
 			t.Errorf("a confirmation asked before the restart, answered after: %d %+v, want 400 -32602", status, r)
 		}
+		// Asked afresh, with a new page: the old one no longer knows the call.
+		before := page.Result.InputRequests["io.mcp-gateway/confirm"].Params.URL
 		if status, _, r := retryPage(t, b, alice, page.Result.RequestState); status != 200 || r.Result.ResultType != "input_required" ||
-			r.Result.InputRequests["io.mcp-gateway/confirm"].Params.Mode != "url" {
-			t.Errorf("the approval-page call retried after the restart: %d %+v, want asked again", status, r)
+			r.Result.InputRequests["io.mcp-gateway/confirm"].Params.Mode != "url" || r.Result.InputRequests["io.mcp-gateway/confirm"].Params.URL == before {
+			t.Errorf("the approval-page call retried after the restart: %d %+v, want asked again with a new page", status, r)
 		}
 		if got := calledTools(alpha); len(got) != 0 {
 			t.Errorf("the backend received %v for states of before the restart", got)
