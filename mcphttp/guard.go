@@ -20,12 +20,8 @@ func (s *Server) guard(x *request) error {
 	if err := s.origins.check(r); err != nil {
 		return err
 	}
-	if ct := r.Header.Get("Content-Type"); !isJSONContentType(ct) {
-		return &Error{
-			Status:  http.StatusUnsupportedMediaType,
-			RPC:     jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Content-Type must be application/json"),
-			Outcome: outcomeClientError,
-		}
+	if err := jsonBody(r.Header); err != nil {
+		return err
 	}
 	if !acceptsJSONAndSSE(r.Header.Values("Accept")) {
 		return rpcError(jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
@@ -98,6 +94,37 @@ func (s *Server) readBody(x *request) error {
 	}
 	return &Error{Status: http.StatusBadRequest, RPC: jsonrpc.NewError(jsonrpc.CodeParseError,
 		"Parse error: could not read the request body"), Outcome: outcomeClientError}
+}
+
+// jsonBody is the 415 of a request whose headers do not say its body is JSON read as sent, nil
+// when they do: one Content-Type, application/json, and no content coding but identity. The
+// gateway decodes no coding (RFC 9110 §8.4), so a compressed body would otherwise be refused as
+// invalid JSON, which sends its client looking in the wrong place, and a plain body labelled
+// compressed would be served as bytes that a reader honouring its label (a proxy in front, a
+// log of the request) never sees. The 415 of a coding names the one accepted in Accept-Encoding
+// (RFC 9110 §15.5.16).
+func jsonBody(h http.Header) *Error {
+	cts := h.Values("Content-Type")
+	if len(cts) != 1 || !isJSONContentType(cts[0]) {
+		return unsupportedBody("Content-Type must be application/json, given once", nil)
+	}
+	for _, v := range h.Values("Content-Encoding") {
+		for v != "" {
+			var coding string
+			coding, v, _ = strings.Cut(v, ",")
+			if c := strings.TrimSpace(coding); c != "" && !strings.EqualFold(c, "identity") {
+				return unsupportedBody("Content-Encoding is not accepted: send the body uncompressed",
+					http.Header{"Accept-Encoding": {"identity"}})
+			}
+		}
+	}
+	return nil
+}
+
+// unsupportedBody is a 415 saying why.
+func unsupportedBody(why string, h http.Header) *Error {
+	return &Error{Status: http.StatusUnsupportedMediaType, Outcome: outcomeClientError, Header: h,
+		RPC: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, why)}
 }
 
 func isJSONContentType(ct string) bool {

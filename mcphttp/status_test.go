@@ -1,6 +1,8 @@
 package mcphttp
 
 import (
+	"bytes"
+	"compress/gzip"
 	"net/http"
 	"strings"
 	"testing"
@@ -26,6 +28,8 @@ func TestStatusTable(t *testing.T) {
 	twice := with(region, "Mcp-Param-Region", "eu")
 	twice.Add("Mcp-Param-Region", "eu")
 	list := modern("tools/list", "")
+	twoTypes := with(list)
+	twoTypes.Add("Content-Type", "text/plain")
 	call := modern("tools/call", "be__echo")
 	echo := body("tools/call", `,"name":"be__echo","arguments":{"text":"hi"}`)
 	big := body("tools/list", `,"pad":"`+strings.Repeat("x", 70<<10)+`"`)
@@ -46,6 +50,14 @@ func TestStatusTable(t *testing.T) {
 		{"PUT is 405", http.MethodPut, list, body("tools/list", ""), 405, 0, "Allow: POST", false},
 		{"PATCH is 405", http.MethodPatch, list, body("tools/list", ""), 405, 0, "Allow: POST", false},
 		{"wrong content type", "POST", with(list, "Content-Type", "text/plain"), body("tools/list", ""), 415, -32600, "", false},
+		// The body must be JSON as sent: a coding the gateway does not decode is refused for
+		// what it is, whether the body is compressed or only labelled so, and so is a second
+		// Content-Type that another reader could take instead.
+		{"gzip body", "POST", with(list, "Content-Encoding", "gzip"), gzipped(t, body("tools/list", "")), 415, -32600, "Accept-Encoding: identity", false},
+		{"plain body labelled gzip", "POST", with(list, "Content-Encoding", "gzip"), body("tools/list", ""), 415, -32600, "Accept-Encoding: identity", false},
+		{"a coding after identity", "POST", with(list, "Content-Encoding", "identity, br"), body("tools/list", ""), 415, -32600, "Accept-Encoding: identity", false},
+		{"two Content-Types", "POST", twoTypes, body("tools/list", ""), 415, -32600, "", false},
+		{"identity coding", "POST", with(list, "Content-Encoding", "Identity"), body("tools/list", ""), 200, 0, "", true},
 		{"Accept without SSE", "POST", with(list, "Accept", "application/json"), body("tools/list", ""), 400, -32600, "", false},
 		{"body over the limit", "POST", list, big, 413, -32600, "", false},
 		{"invalid JSON", "POST", list, `{"jsonrpc":`, 400, -32700, "", false},
@@ -142,4 +154,18 @@ func TestParamHeadersRecomputed(t *testing.T) {
 	if !strings.Contains(string(r.Body), "region=eu count=42") {
 		t.Fatalf("the backend saw other headers: %s", r.Body)
 	}
+}
+
+// gzipped is s compressed with gzip.
+func gzipped(t *testing.T, s string) string {
+	t.Helper()
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	if _, err := w.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
