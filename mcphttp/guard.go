@@ -134,29 +134,58 @@ func isJSONContentType(ct string) bool {
 
 // acceptsJSONAndSSE reports whether the Accept header values list both media types the
 // Streamable HTTP transport requires (docs/protocol.md §2.1). Wildcards count: */* accepts both; a type
-// with q=0 is refused. It parses by hand because it runs on every request and
-// mime.ParseMediaType allocates.
+// with q=0 is refused, and stays refused whatever wildcard also covers it (accepted).
 func acceptsJSONAndSSE(values []string) bool {
-	var jsonOK, sseOK bool
+	json, sse := accepted(values)
+	return json && sse
+}
+
+// accepted reports whether the Accept header values make application/json and
+// text/event-stream acceptable. As RFC 9110 §12.5.1 says, the most specific media range that
+// matches a type decides its quality: "application/json;q=0, */*" refuses JSON, and
+// "text/*;q=0, text/event-stream" accepts SSE. Two ranges equally specific that disagree refuse
+// it. It parses by hand because it runs on every request and mime.ParseMediaType allocates.
+func accepted(values []string) (json, sse bool) {
+	j, s := acceptMatch{level: -1}, acceptMatch{level: -1}
 	for _, v := range values {
 		for v != "" {
 			var part string
 			part, v, _ = strings.Cut(v, ",")
 			mt, params, _ := strings.Cut(part, ";")
-			if refusedByQ(params) {
-				continue
-			}
+			ok := !refusedByQ(params)
 			switch mt = strings.TrimSpace(mt); {
 			case mt == "*/*":
-				jsonOK, sseOK = true, true
-			case strings.EqualFold(mt, "application/json"), strings.EqualFold(mt, "application/*"):
-				jsonOK = true
-			case strings.EqualFold(mt, "text/event-stream"), strings.EqualFold(mt, "text/*"):
-				sseOK = true
+				j.see(0, ok)
+				s.see(0, ok)
+			case strings.EqualFold(mt, "application/*"):
+				j.see(1, ok)
+			case strings.EqualFold(mt, "application/json"):
+				j.see(2, ok)
+			case strings.EqualFold(mt, "text/*"):
+				s.see(1, ok)
+			case strings.EqualFold(mt, "text/event-stream"):
+				s.see(2, ok)
 			}
 		}
 	}
-	return jsonOK && sseOK
+	return j.ok, s.ok
+}
+
+// acceptMatch is what the Accept header says of one media type so far: how specific the most
+// specific range that matched it is (-1 none, 0 */*, 1 type/*, 2 the type itself), and whether
+// the ranges of that specificity accept it.
+type acceptMatch struct {
+	level int
+	ok    bool
+}
+
+func (m *acceptMatch) see(level int, ok bool) {
+	switch {
+	case level > m.level:
+		m.level, m.ok = level, ok
+	case level == m.level:
+		m.ok = m.ok && ok
+	}
 }
 
 // refusedByQ reports whether media-type parameters carry a zero quality value (q=0, q=0.0, …).
@@ -224,7 +253,8 @@ func (p originPolicy) check(r *http.Request) error {
 }
 
 // AcceptsEventStream reports whether Accept header values list text/event-stream (or a wildcard
-// covering it): a GET stream's precondition.
+// covering it, and no more specific range refusing it): a GET stream's precondition.
 func AcceptsEventStream(values []string) bool {
-	return acceptsJSONAndSSE(append(values[:len(values):len(values)], "application/json"))
+	_, sse := accepted(values)
+	return sse
 }

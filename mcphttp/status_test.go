@@ -59,6 +59,7 @@ func TestStatusTable(t *testing.T) {
 		{"two Content-Types", "POST", twoTypes, body("tools/list", ""), 415, -32600, "", false},
 		{"identity coding", "POST", with(list, "Content-Encoding", "Identity"), body("tools/list", ""), 200, 0, "", true},
 		{"Accept without SSE", "POST", with(list, "Accept", "application/json"), body("tools/list", ""), 400, -32600, "", false},
+		{"Accept refusing JSON beside */*", "POST", with(list, "Accept", "application/json;q=0, */*"), body("tools/list", ""), 400, -32600, "", false},
 		{"body over the limit", "POST", list, big, 413, -32600, "", false},
 		{"invalid JSON", "POST", list, `{"jsonrpc":`, 400, -32700, "", false},
 		{"batch", "POST", list, "[" + body("tools/list", "") + "]", 400, -32600, "", false},
