@@ -49,6 +49,12 @@ func TestStatusTable(t *testing.T) {
 		{"DELETE is 405", http.MethodDelete, list, "", 405, 0, "Allow: POST", false},
 		{"PUT is 405", http.MethodPut, list, body("tools/list", ""), 405, 0, "Allow: POST", false},
 		{"PATCH is 405", http.MethodPatch, list, body("tools/list", ""), 405, 0, "Allow: POST", false},
+		// Methods no route names are refused alike, not answered by the router's fallback
+		// (204 to OPTIONS, an Allow header naming the methods refused above).
+		{"HEAD is 405", http.MethodHead, list, "", 405, 0, "Allow: POST", false},
+		{"OPTIONS is 405", http.MethodOptions, list, "", 405, 0, "Allow: POST", false},
+		{"TRACE is 405", http.MethodTrace, list, "", 405, 0, "Allow: POST", false},
+		{"an extension method is 405", "PURGE", list, body("tools/list", ""), 405, 0, "Allow: POST", false},
 		{"wrong content type", "POST", with(list, "Content-Type", "text/plain"), body("tools/list", ""), 415, -32600, "", false},
 		// The body must be JSON as sent: a coding the gateway does not decode is refused for
 		// what it is, whether the body is compressed or only labelled so, and so is a second
@@ -169,4 +175,26 @@ func gzipped(t *testing.T, s string) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// TestOtherMethodsRefused: every method but POST (and GET, with the pre-2026 edge) is 405 with
+// Allow: POST on the endpoint and on a tool set's path alike, those no route names included
+// (the router's fallback would answer OPTIONS 204 and list, in Allow, the methods it refuses),
+// and nothing reaches the backend.
+func TestOtherMethodsRefused(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw := startGateway(t, Config{Toolsets: []ToolsetConfig{{Name: "ro", Path: "/tools/ro", Include: []SelectorConfig{{}}}}},
+		upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	base := strings.TrimSuffix(gw.URL, DefaultPath)
+	for _, path := range []string{DefaultPath, "/tools/ro"} {
+		for _, method := range []string{http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodConnect, "PROPFIND", "PURGE", http.MethodDelete} {
+			r := do(t, method, base+path, modern("tools/list", ""), "")
+			if r.Status != http.StatusMethodNotAllowed || r.Header.Get("Allow") != http.MethodPost {
+				t.Errorf("%s %s: %d, Allow %q; want 405, Allow: POST", method, path, r.Status, r.Header.Get("Allow"))
+			}
+		}
+	}
+	if n := len(be.Requests()); n != 0 {
+		t.Errorf("the backend got %d requests", n)
+	}
 }
