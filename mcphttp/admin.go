@@ -105,7 +105,7 @@ func (a *Admin) Register(e *echo.Echo) {
 // checkRequest applies the admin listener's own rules before any route: on a loopback listener
 // the Host must be a loopback name (DNS rebinding, as on the MCP listener); nothing here is for
 // browsers, so a request that carries an Origin is refused; and a body, when there is one, must
-// be declared application/json, which a cross-origin page cannot send without a CORS preflight
+// be declared application/json, once and with no content coding (jsonBody), which a cross-origin page cannot send without a CORS preflight
 // that this listener never grants.
 func (a *Admin) checkRequest(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -118,8 +118,11 @@ func (a *Admin) checkRequest(next echo.HandlerFunc) echo.HandlerFunc {
 		if len(r.Header.Values("Origin")) > 0 {
 			return c.JSON(http.StatusForbidden, map[string]string{"error": "the admin listener does not serve browsers"})
 		}
-		if hasBody(r) && !isJSONContentType(r.Header.Get("Content-Type")) {
-			return c.JSON(http.StatusUnsupportedMediaType, map[string]string{"error": "Content-Type must be application/json"})
+		if e := jsonBody(r.Header); hasBody(r) && e != nil {
+			for k, v := range e.Header {
+				c.Response().Header()[k] = v
+			}
+			return c.JSON(e.Status, map[string]string{"error": e.RPC.Message})
 		}
 		return next(c)
 	}

@@ -28,8 +28,11 @@ type element struct {
 
 // Element returns the Incoming of the n-th message (from 1) of a batch the edge read from in's
 // body, body being that message's bytes, decoded as stage decode decodes a body; the error is
-// why it did not decode, as stage era is given it. The element answers through its own
-// ClientSink (Client), whose messages become events of in's response; End ends it.
+// why it did not decode, as stage era is given it. The decode takes no turn at the decode gate:
+// the edge holds one for the whole batch while it splits it (DecodeTurn), since a batch of
+// messages each below the gate's size is as large a decode as one body of its size. The element
+// answers through its own ClientSink (Client), whose messages become events of in's response;
+// End ends it.
 func (in *Incoming) Element(body []byte, n int) (*Incoming, error) {
 	x, s := in.x, in.x.s
 	both := &struct {
@@ -43,7 +46,15 @@ func (in *Incoming) Element(body []byte, n int) (*Incoming, error) {
 	y.client = &both.c
 	y.out = y.client
 	y.in.body = body
-	return &Incoming{x: y}, s.decode(y)
+	return &Incoming{x: y}, s.decodeBody(y)
+}
+
+// DecodeTurn waits for a turn at the decode gate for a decode of in's body the edge makes itself
+// (a batch split into its messages), as stage decode waits for one for a body of that size: a
+// large body's decode that took none would leave the gate bounding nothing. A small body takes
+// none. leave gives the turn back; the error is the gate's refusal (503) or in's end.
+func (in *Incoming) DecodeTurn() (leave func(), err error) {
+	return in.x.s.decodes.enter(in.x.ctx, len(in.x.in.body))
 }
 
 // End ends an element (Element) once its answer is written, as a request sent alone ends: its

@@ -18,6 +18,12 @@ func (s *Server) decode(x *request) error {
 		return err
 	}
 	defer leave()
+	return s.decodeBody(x)
+}
+
+// decodeBody is decode without a turn at the gate: for a message of a batch, whose edge holds
+// one for the whole batch (Incoming.DecodeTurn).
+func (s *Server) decodeBody(x *request) error {
 	req, err := jsonrpc.Decode(x.in.body, s.limits)
 	if err != nil {
 		var rpc *jsonrpc.Error

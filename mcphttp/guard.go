@@ -20,12 +20,8 @@ func (s *Server) guard(x *request) error {
 	if err := s.origins.check(r); err != nil {
 		return err
 	}
-	if ct := r.Header.Get("Content-Type"); !isJSONContentType(ct) {
-		return &Error{
-			Status:  http.StatusUnsupportedMediaType,
-			RPC:     jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Content-Type must be application/json"),
-			Outcome: outcomeClientError,
-		}
+	if err := jsonBody(r.Header); err != nil {
+		return err
 	}
 	if !acceptsJSONAndSSE(r.Header.Values("Accept")) {
 		return rpcError(jsonrpc.NewError(jsonrpc.CodeInvalidRequest,
@@ -100,6 +96,37 @@ func (s *Server) readBody(x *request) error {
 		"Parse error: could not read the request body"), Outcome: outcomeClientError}
 }
 
+// jsonBody is the 415 of a request whose headers do not say its body is JSON read as sent, nil
+// when they do: one Content-Type, application/json, and no content coding but identity. The
+// gateway decodes no coding (RFC 9110 §8.4), so a compressed body would otherwise be refused as
+// invalid JSON, which sends its client looking in the wrong place, and a plain body labelled
+// compressed would be served as bytes that a reader honouring its label (a proxy in front, a
+// log of the request) never sees. The 415 of a coding names the one accepted in Accept-Encoding
+// (RFC 9110 §15.5.16).
+func jsonBody(h http.Header) *Error {
+	cts := h.Values("Content-Type")
+	if len(cts) != 1 || !isJSONContentType(cts[0]) {
+		return unsupportedBody("Content-Type must be application/json, given once", nil)
+	}
+	for _, v := range h.Values("Content-Encoding") {
+		for v != "" {
+			var coding string
+			coding, v, _ = strings.Cut(v, ",")
+			if c := strings.TrimSpace(coding); c != "" && !strings.EqualFold(c, "identity") {
+				return unsupportedBody("Content-Encoding is not accepted: send the body uncompressed",
+					http.Header{"Accept-Encoding": {"identity"}})
+			}
+		}
+	}
+	return nil
+}
+
+// unsupportedBody is a 415 saying why.
+func unsupportedBody(why string, h http.Header) *Error {
+	return &Error{Status: http.StatusUnsupportedMediaType, Outcome: outcomeClientError, Header: h,
+		RPC: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, why)}
+}
+
 func isJSONContentType(ct string) bool {
 	mt, _, _ := strings.Cut(ct, ";")
 	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
@@ -107,29 +134,58 @@ func isJSONContentType(ct string) bool {
 
 // acceptsJSONAndSSE reports whether the Accept header values list both media types the
 // Streamable HTTP transport requires (docs/protocol.md §2.1). Wildcards count: */* accepts both; a type
-// with q=0 is refused. It parses by hand because it runs on every request and
-// mime.ParseMediaType allocates.
+// with q=0 is refused, and stays refused whatever wildcard also covers it (accepted).
 func acceptsJSONAndSSE(values []string) bool {
-	var jsonOK, sseOK bool
+	json, sse := accepted(values)
+	return json && sse
+}
+
+// accepted reports whether the Accept header values make application/json and
+// text/event-stream acceptable. As RFC 9110 §12.5.1 says, the most specific media range that
+// matches a type decides its quality: "application/json;q=0, */*" refuses JSON, and
+// "text/*;q=0, text/event-stream" accepts SSE. Two ranges equally specific that disagree refuse
+// it. It parses by hand because it runs on every request and mime.ParseMediaType allocates.
+func accepted(values []string) (json, sse bool) {
+	j, s := acceptMatch{level: -1}, acceptMatch{level: -1}
 	for _, v := range values {
 		for v != "" {
 			var part string
 			part, v, _ = strings.Cut(v, ",")
 			mt, params, _ := strings.Cut(part, ";")
-			if refusedByQ(params) {
-				continue
-			}
+			ok := !refusedByQ(params)
 			switch mt = strings.TrimSpace(mt); {
 			case mt == "*/*":
-				jsonOK, sseOK = true, true
-			case strings.EqualFold(mt, "application/json"), strings.EqualFold(mt, "application/*"):
-				jsonOK = true
-			case strings.EqualFold(mt, "text/event-stream"), strings.EqualFold(mt, "text/*"):
-				sseOK = true
+				j.see(0, ok)
+				s.see(0, ok)
+			case strings.EqualFold(mt, "application/*"):
+				j.see(1, ok)
+			case strings.EqualFold(mt, "application/json"):
+				j.see(2, ok)
+			case strings.EqualFold(mt, "text/*"):
+				s.see(1, ok)
+			case strings.EqualFold(mt, "text/event-stream"):
+				s.see(2, ok)
 			}
 		}
 	}
-	return jsonOK && sseOK
+	return j.ok, s.ok
+}
+
+// acceptMatch is what the Accept header says of one media type so far: how specific the most
+// specific range that matched it is (-1 none, 0 */*, 1 type/*, 2 the type itself), and whether
+// the ranges of that specificity accept it.
+type acceptMatch struct {
+	level int
+	ok    bool
+}
+
+func (m *acceptMatch) see(level int, ok bool) {
+	switch {
+	case level > m.level:
+		m.level, m.ok = level, ok
+	case level == m.level:
+		m.ok = m.ok && ok
+	}
 }
 
 // refusedByQ reports whether media-type parameters carry a zero quality value (q=0, q=0.0, …).
@@ -197,7 +253,8 @@ func (p originPolicy) check(r *http.Request) error {
 }
 
 // AcceptsEventStream reports whether Accept header values list text/event-stream (or a wildcard
-// covering it): a GET stream's precondition.
+// covering it, and no more specific range refusing it): a GET stream's precondition.
 func AcceptsEventStream(values []string) bool {
-	return acceptsJSONAndSSE(append(values[:len(values):len(values)], "application/json"))
+	_, sse := accepted(values)
+	return sse
 }

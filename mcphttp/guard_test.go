@@ -31,10 +31,28 @@ func TestAcceptsJSONAndSSE(t *testing.T) {
 		{[]string{""}, false},
 		{nil, false},
 		{[]string{"application/jsonx, text/event-streamy"}, false},
+		// The most specific range decides (RFC 9110 §12.5.1), in any order and header line.
+		{[]string{"application/json;q=0, */*"}, false},
+		{[]string{"*/*, text/event-stream;q=0"}, false},
+		{[]string{"*/*", "application/json; q=0"}, false},
+		{[]string{"application/*;q=0, text/*"}, false},
+		{[]string{"text/*;q=0, text/event-stream, application/json"}, true},
+		{[]string{"*/*;q=0, application/json, text/event-stream"}, true},
+		{[]string{"application/*;q=0, application/json;q=0.5, text/*"}, true},
+		{[]string{"application/json, application/json;q=0, text/event-stream"}, false},
 	}
 	for _, tt := range tests {
 		if got := acceptsJSONAndSSE(tt.accept); got != tt.want {
 			t.Errorf("acceptsJSONAndSSE(%q) = %v, want %v", tt.accept, got, tt.want)
+		}
+	}
+	// A GET stream needs only text/event-stream, by the same precedence.
+	for accept, want := range map[string]bool{
+		"text/event-stream": true, "*/*": true, "application/json;q=0, text/event-stream": true,
+		"text/event-stream;q=0, */*": false, "text/*;q=0, text/event-stream": true, "application/json": false,
+	} {
+		if got := AcceptsEventStream([]string{accept}); got != want {
+			t.Errorf("AcceptsEventStream(%q) = %v, want %v", accept, got, want)
 		}
 	}
 	for ct, want := range map[string]bool{

@@ -308,7 +308,17 @@ func (s *Server) Register(e *echo.Echo) {
 		e.GET(s.cfg.Path, s.handleGet)
 		methods = methods[1:]
 	}
-	e.Match(methods, s.cfg.Path, methodNotAllowed)
+	refuseOtherMethods(e, s.cfg.Path, methods)
+}
+
+// refuseOtherMethods answers 405 with Allow: POST to the methods named at an MCP endpoint's path
+// and, through the path's not-found route, to every method no route of it takes (HEAD,
+// OPTIONS, TRACE, any extension method), which echo's own fallback would otherwise answer
+// with an Allow header listing every method registered there, those refused too, and for
+// OPTIONS with 204.
+func refuseOtherMethods(e *echo.Echo, path string, methods []string) {
+	e.Match(methods, path, methodNotAllowed)
+	e.RouteNotFound(path, methodNotAllowed)
 }
 
 // pooledBody lists the methods whose request body is referenced by nothing once the request is

@@ -1,6 +1,8 @@
 package mcphttp
 
 import (
+	"bytes"
+	"compress/gzip"
 	"net/http"
 	"strings"
 	"testing"
@@ -26,6 +28,8 @@ func TestStatusTable(t *testing.T) {
 	twice := with(region, "Mcp-Param-Region", "eu")
 	twice.Add("Mcp-Param-Region", "eu")
 	list := modern("tools/list", "")
+	twoTypes := with(list)
+	twoTypes.Add("Content-Type", "text/plain")
 	call := modern("tools/call", "be__echo")
 	echo := body("tools/call", `,"name":"be__echo","arguments":{"text":"hi"}`)
 	big := body("tools/list", `,"pad":"`+strings.Repeat("x", 70<<10)+`"`)
@@ -45,8 +49,23 @@ func TestStatusTable(t *testing.T) {
 		{"DELETE is 405", http.MethodDelete, list, "", 405, 0, "Allow: POST", false},
 		{"PUT is 405", http.MethodPut, list, body("tools/list", ""), 405, 0, "Allow: POST", false},
 		{"PATCH is 405", http.MethodPatch, list, body("tools/list", ""), 405, 0, "Allow: POST", false},
+		// Methods no route names are refused alike, not answered by the router's fallback
+		// (204 to OPTIONS, an Allow header naming the methods refused above).
+		{"HEAD is 405", http.MethodHead, list, "", 405, 0, "Allow: POST", false},
+		{"OPTIONS is 405", http.MethodOptions, list, "", 405, 0, "Allow: POST", false},
+		{"TRACE is 405", http.MethodTrace, list, "", 405, 0, "Allow: POST", false},
+		{"an extension method is 405", "PURGE", list, body("tools/list", ""), 405, 0, "Allow: POST", false},
 		{"wrong content type", "POST", with(list, "Content-Type", "text/plain"), body("tools/list", ""), 415, -32600, "", false},
+		// The body must be JSON as sent: a coding the gateway does not decode is refused for
+		// what it is, whether the body is compressed or only labelled so, and so is a second
+		// Content-Type that another reader could take instead.
+		{"gzip body", "POST", with(list, "Content-Encoding", "gzip"), gzipped(t, body("tools/list", "")), 415, -32600, "Accept-Encoding: identity", false},
+		{"plain body labelled gzip", "POST", with(list, "Content-Encoding", "gzip"), body("tools/list", ""), 415, -32600, "Accept-Encoding: identity", false},
+		{"a coding after identity", "POST", with(list, "Content-Encoding", "identity, br"), body("tools/list", ""), 415, -32600, "Accept-Encoding: identity", false},
+		{"two Content-Types", "POST", twoTypes, body("tools/list", ""), 415, -32600, "", false},
+		{"identity coding", "POST", with(list, "Content-Encoding", "Identity"), body("tools/list", ""), 200, 0, "", true},
 		{"Accept without SSE", "POST", with(list, "Accept", "application/json"), body("tools/list", ""), 400, -32600, "", false},
+		{"Accept refusing JSON beside */*", "POST", with(list, "Accept", "application/json;q=0, */*"), body("tools/list", ""), 400, -32600, "", false},
 		{"body over the limit", "POST", list, big, 413, -32600, "", false},
 		{"invalid JSON", "POST", list, `{"jsonrpc":`, 400, -32700, "", false},
 		{"batch", "POST", list, "[" + body("tools/list", "") + "]", 400, -32600, "", false},
@@ -141,5 +160,41 @@ func TestParamHeadersRecomputed(t *testing.T) {
 	checkRPC(t, r, 0)
 	if !strings.Contains(string(r.Body), "region=eu count=42") {
 		t.Fatalf("the backend saw other headers: %s", r.Body)
+	}
+}
+
+// gzipped is s compressed with gzip.
+func gzipped(t *testing.T, s string) string {
+	t.Helper()
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	if _, err := w.Write([]byte(s)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestOtherMethodsRefused: every method but POST (and GET, with the pre-2026 edge) is 405 with
+// Allow: POST on the endpoint and on a tool set's path alike, those no route names included
+// (the router's fallback would answer OPTIONS 204 and list, in Allow, the methods it refuses),
+// and nothing reaches the backend.
+func TestOtherMethodsRefused(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	gw := startGateway(t, Config{Toolsets: []ToolsetConfig{{Name: "ro", Path: "/tools/ro", Include: []SelectorConfig{{}}}}},
+		upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	base := strings.TrimSuffix(gw.URL, DefaultPath)
+	for _, path := range []string{DefaultPath, "/tools/ro"} {
+		for _, method := range []string{http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodConnect, "PROPFIND", "PURGE", http.MethodDelete} {
+			r := do(t, method, base+path, modern("tools/list", ""), "")
+			if r.Status != http.StatusMethodNotAllowed || r.Header.Get("Allow") != http.MethodPost {
+				t.Errorf("%s %s: %d, Allow %q; want 405, Allow: POST", method, path, r.Status, r.Header.Get("Allow"))
+			}
+		}
+	}
+	if n := len(be.Requests()); n != 0 {
+		t.Errorf("the backend got %d requests", n)
 	}
 }

@@ -365,7 +365,7 @@ func (s *Server) registerToolsets(e *echo.Echo) {
 			})
 			methods = methods[1:]
 		}
-		e.Match(methods, path, methodNotAllowed)
+		refuseOtherMethods(e, path, methods)
 		if s.auth == nil || ts.metadataURL == "" {
 			continue
 		}

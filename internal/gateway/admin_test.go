@@ -105,6 +105,8 @@ func TestAdminListenerRequests(t *testing.T) {
 		{"explain form", on.gw, http.MethodPost, "/authz/explain", "",
 			withAuth(http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, bearer), explainBody, 415},
 		{"explain no content type", on.gw, http.MethodPost, "/authz/explain", "", withAuth(http.Header{}, bearer), explainBody, 415},
+		{"explain gzip", on.gw, http.MethodPost, "/authz/explain", "",
+			withAuth(http.Header{"Content-Type": {"application/json"}, "Content-Encoding": {"gzip"}}, bearer), explainBody, 415},
 		{"explain from a page", on.gw, http.MethodPost, "/authz/explain", "",
 			withAuth(http.Header{"Content-Type": {"application/json"}, "Origin": {"http://127.0.0.1:9090"}}, bearer), explainBody, 403},
 		{"explain rebinding", on.gw, http.MethodPost, "/authz/explain", "evil.example", withAuth(jsonCT, bearer), explainBody, 403},

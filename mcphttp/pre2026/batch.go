@@ -153,6 +153,13 @@ func (q *clientReq) batchItems() ([]batchItem, error) {
 	if countBatch(body, e.cfg.MaxBatchMessages) > e.cfg.MaxBatchMessages {
 		return nil, batchTooLarge("the batch holds more than " + strconv.Itoa(e.cfg.MaxBatchMessages) + " messages")
 	}
+	// One turn at the decode gate for the whole batch, its messages' decodes included: their
+	// sizes together are the body's.
+	leave, err := q.in.DecodeTurn()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
 	var raws []json.RawMessage
 	if err := json.Unmarshal(body, &raws); err != nil {
 		return nil, jsonrpc.NewError(jsonrpc.CodeParseError, "Parse error: invalid JSON")
