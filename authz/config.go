@@ -278,6 +278,10 @@ func (m ResourceMetadataConfig) validate() error {
 		}
 		if u, err := url.Parse(f.v); err != nil || !u.IsAbs() || u.Fragment != "" {
 			errs = append(errs, configerr.At("resourceMetadata."+f.key, "%q: want an absolute URL without fragment", f.v))
+		} else if u.User != nil {
+			// The metadata is served to anyone, before authentication.
+			errs = append(errs, configerr.At("resourceMetadata."+f.key,
+				"%q: want a URL with no user information: the metadata is served to anyone", configerr.URL(f.v)))
 		}
 	}
 	for i, s := range m.ScopesSupported {
