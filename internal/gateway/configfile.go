@@ -129,18 +129,31 @@ const maxConfigBytes = 32 << 20
 // readConfigFile reads the configuration file at path, refusing one larger than maxConfigBytes
 // after reading no more than that.
 func readConfigFile(path string) ([]byte, error) {
+	b, err := readAtMost(path, maxConfigBytes)
+	if errors.Is(err, errFileTooLarge) {
+		return nil, fmt.Errorf("%s is larger than %d MiB: a configuration is a few kilobytes (is it the right file?)",
+			path, maxConfigBytes>>20)
+	}
+	return b, err
+}
+
+// errFileTooLarge is readAtMost's refusal of a file larger than its bound.
+var errFileTooLarge = errors.New("larger than its bound")
+
+// readAtMost reads the file at path, reading no more than limit bytes and one, and refuses it
+// with errFileTooLarge when it holds more than limit.
+func readAtMost(path string, limit int) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(b) > maxConfigBytes {
-		return nil, fmt.Errorf("%s is larger than %d MiB: a configuration is a few kilobytes (is it the right file?)",
-			path, maxConfigBytes>>20)
+	if len(b) > limit {
+		return nil, errFileTooLarge
 	}
 	return b, nil
 }

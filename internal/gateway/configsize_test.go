@@ -48,3 +48,43 @@ func TestConfigFileSizeBounded(t *testing.T) {
 		t.Errorf("a 10 MB configuration: %v", err)
 	}
 }
+
+// TestSecretFileSizeBounded: a secret's file that is far larger than any secret (a device, a
+// log) is refused by name after reading at most maxSecretFileBytes, by check-config and serve
+// alike, with the setting's key path; a secret of a few kilobytes is still read.
+func TestSecretFileSizeBounded(t *testing.T) {
+	dir := t.TempDir()
+	huge := filepath.Join(dir, "token")
+	f, err := os.Create(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(maxSecretFileBytes + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	fine := filepath.Join(dir, "fine")
+	if err := os.WriteFile(fine, []byte(strings.Repeat("k", 8<<10)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "config.yaml")
+	yaml := "server: {listen: \"127.0.0.1:0\"}\nadmin: {listen: \"127.0.0.1:0\"}\nauth: {disabled: true}\n" +
+		"upstreams:\n- name: a\n  url: http://127.0.0.1:1/mcp\n  headers: {X-Huge: {file: " + huge + "}, X-Fine: {file: " + fine + "}}\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	getenv := func(string) string { return "" }
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, cmd := range []string{"check-config", "serve"} {
+		var out, errOut bytes.Buffer
+		err := Run(ctx, "test", []string{cmd, "--config", file}, getenv, &out, &errOut)
+		want := "upstreams[0].headers.X-Huge: secret file " + huge + " is larger than 1024 KiB"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want it to contain %q", cmd, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "X-Fine") {
+			t.Errorf("%s: the secret of a few kilobytes is refused: %v", cmd, err)
+		}
+	}
+}
