@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/netip"
 	"runtime"
@@ -361,6 +362,11 @@ func runCheckConfig(ctx context.Context, inv invocation, args []string) error {
 	fmt.Fprint(inv.stdout, cfg.legacyNote())
 	fmt.Fprint(inv.stdout, cfg.userOAuthNote())
 	if *online {
+		if cfg.Redis.enabled() {
+			// The check reports Redis in its own line; the client's pool messages would repeat
+			// it on standard error.
+			useRedisLogger(slog.New(slog.DiscardHandler))
+		}
 		return cfg.checkOnline(ctx, inv.getenv, inv.stdout)
 	}
 	return nil
