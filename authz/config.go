@@ -194,6 +194,11 @@ func (ic IssuerConfig) validate() []error {
 		// No token's "iss" carries user info, so such an issuer would match no token; and the
 		// issuer is named in logs and readiness reasons, which must not show a password.
 		errs = append(errs, configerr.At("issuer", "%q: an issuer URL has no user info", configerr.URL(ic.Issuer)))
+	} else if err == nil && strings.Contains(u.Path+"/", "/.well-known/") {
+		// What an identity provider's console shows. Discovery would look for the document
+		// under it, and no token's "iss" is that URL.
+		errs = append(errs, configerr.At("issuer", "%q: the issuer, not its discovery document: want the URL before /.well-known/ "+
+			"(the tokens' \"iss\")", configerr.URL(ic.Issuer)))
 	}
 	if ic.JWKSURL != "" {
 		if err := checkURL(ic.JWKSURL); err != nil {
