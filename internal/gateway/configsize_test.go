@@ -15,22 +15,9 @@ import (
 // file of 10 MB, unusual but a configuration, is still read.
 func TestConfigFileSizeBounded(t *testing.T) {
 	dir := t.TempDir()
-	huge := filepath.Join(dir, "huge.yaml")
-	f, err := os.Create(huge)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Sparse: its size is set, not written.
-	if err := f.Truncate(maxConfigBytes + 1); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	huge := sparseFile(t, filepath.Join(dir, "huge.yaml"), maxConfigBytes+1)
 	getenv := func(string) string { return "" }
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	for _, cmd := range []string{"check-config", "serve"} {
-		var out, errOut bytes.Buffer
-		err := Run(ctx, "test", []string{cmd, "--config", huge}, getenv, &out, &errOut)
+	for cmd, err := range checkAndServe("--config", huge) {
 		if err == nil || !strings.Contains(err.Error(), "huge.yaml is larger than 32 MiB") {
 			t.Errorf("%s: err = %v, want the file refused for its size", cmd, err)
 		}
@@ -54,15 +41,7 @@ func TestConfigFileSizeBounded(t *testing.T) {
 // alike, with the setting's key path; a secret of a few kilobytes is still read.
 func TestSecretFileSizeBounded(t *testing.T) {
 	dir := t.TempDir()
-	huge := filepath.Join(dir, "token")
-	f, err := os.Create(huge)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Truncate(maxSecretFileBytes + 1); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	huge := sparseFile(t, filepath.Join(dir, "token"), maxSecretFileBytes+1)
 	fine := filepath.Join(dir, "fine")
 	if err := os.WriteFile(fine, []byte(strings.Repeat("k", 8<<10)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -73,12 +52,7 @@ func TestSecretFileSizeBounded(t *testing.T) {
 	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	getenv := func(string) string { return "" }
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	for _, cmd := range []string{"check-config", "serve"} {
-		var out, errOut bytes.Buffer
-		err := Run(ctx, "test", []string{cmd, "--config", file}, getenv, &out, &errOut)
+	for cmd, err := range checkAndServe("--config", file) {
 		want := "upstreams[0].headers.X-Huge: secret file " + huge + " is larger than 1024 KiB"
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want it to contain %q", cmd, err, want)
@@ -87,4 +61,32 @@ func TestSecretFileSizeBounded(t *testing.T) {
 			t.Errorf("%s: the secret of a few kilobytes is refused: %v", cmd, err)
 		}
 	}
+}
+
+// sparseFile creates a file of size bytes at path without writing them (all zero) and returns
+// its path.
+func sparseFile(t *testing.T, path string, size int64) string {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(size); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// checkAndServe runs check-config and serve with args and returns each one's error by command.
+// serve runs with its context cancelled: one that accepted the configuration returns at once.
+func checkAndServe(args ...string) map[string]error {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	errs := map[string]error{}
+	for _, cmd := range []string{"check-config", "serve"} {
+		var out, errOut bytes.Buffer
+		errs[cmd] = Run(ctx, "test", append([]string{cmd}, args...), func(string) string { return "" }, &out, &errOut)
+	}
+	return errs
 }
