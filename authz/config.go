@@ -200,6 +200,11 @@ func (ic IssuerConfig) validate() []error {
 		// No token's "iss" carries user info, so such an issuer would match no token; and the
 		// issuer is named in logs and readiness reasons, which must not show a password.
 		errs = append(errs, configerr.At("issuer", "%q: an issuer URL has no user info", configerr.URL(ic.Issuer)))
+	} else if err == nil && strings.Contains(u.Path+"/", "/.well-known/") {
+		// What an identity provider's console shows. Discovery would look for the document
+		// under it, and no token's "iss" is that URL.
+		errs = append(errs, configerr.At("issuer", "%q: the issuer, not its discovery document: want the URL before /.well-known/ "+
+			"(the tokens' \"iss\")", configerr.URL(ic.Issuer)))
 	}
 	if ic.JWKSURL != "" {
 		if err := checkURL(ic.JWKSURL); err != nil {
@@ -284,6 +289,10 @@ func (m ResourceMetadataConfig) validate() error {
 		}
 		if u, err := url.Parse(f.v); err != nil || !u.IsAbs() || u.Fragment != "" {
 			errs = append(errs, configerr.At("resourceMetadata."+f.key, "%q: want an absolute URL without fragment", f.v))
+		} else if u.User != nil {
+			// The metadata is served to anyone, before authentication.
+			errs = append(errs, configerr.At("resourceMetadata."+f.key,
+				"%q: want a URL with no user information: the metadata is served to anyone", configerr.URL(f.v)))
 		}
 	}
 	for i, s := range m.ScopesSupported {

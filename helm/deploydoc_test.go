@@ -131,6 +131,7 @@ var deployClaims = []deployClaim{
 	{opens: "- `pins.lockFile` is not YAML, or has no section for a backend pinned from it", tests: []string{"helm:TestChart"}},
 	{opens: "- `containerPorts.mcp` equals `containerPorts.admin`", tests: []string{"helm:TestChart"}},
 	{opens: "- any key of the values is misspelt", tests: []string{"helm:TestValuesTyposRefused", "helm:TestChart"}},
+	{opens: "- `config.server.publicURL` is not an http(s) URL", tests: []string{"helm:TestChart", "internal/gateway:TestPublishedURLsCarryNoUserInfo"}},
 	{opens: "- a setting that takes one of a few words", tests: []string{"helm:TestChart", "helm:TestValuesSchemaMatchesTypes"}},
 	{opens: "The chart needs Kubernetes 1.30 or later", tests: []string{"helm:checkDrain", "helm:TestChart"}},
 }

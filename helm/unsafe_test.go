@@ -57,9 +57,11 @@ func testUnsafe(t *testing.T, h helmCLI) {
 		want  string
 	}{
 		{"replicas without redis", minimal, []string{"replicaCount=3"}, "replicaCount > 1 or autoscaling.enabled needs shared state"},
+		{"config removed", minimal, []string{"config=null"}, "config is not set (config: null"},
 		{"no backend", minimal, []string{"config.upstreams=null"}, "config.upstreams must list at least one backend"},
 		{"no issuer", minimal, []string{"config.auth.issuers=null"}, "config.auth.issuers must name at least one token issuer"},
 		{"no public URL", minimal, []string{"config.server.publicURL="}, "the gateway needs its public URL"},
+		{"public URL with a password", minimal, []string{"config.server.publicURL=https://ops:pw@mcp.example.com/mcp"}, "/config/server/publicURL"},
 		{"autoscaling without redis", minimal, []string{"autoscaling.enabled=true"}, "replicaCount > 1 or autoscaling.enabled needs shared state"},
 		{"no mrtr key", nil, nil, "no MRTR key"},
 		// docs/deploy.md: the chart's defaults alone are refused for all five values without one.

@@ -103,6 +103,8 @@ func (c ServerCardConfig) validate(publicURL string) []error {
 	if c.WebsiteURL != "" {
 		if u, err := url.Parse(c.WebsiteURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			add("websiteURL", "%q: want an absolute http(s) URL", c.WebsiteURL)
+		} else if u.User != nil {
+			add("websiteURL", "%q: want a URL with no user information: the card is served to anyone", configerr.URL(c.WebsiteURL))
 		}
 	}
 	return errs

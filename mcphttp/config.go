@@ -256,6 +256,11 @@ func (c Config) Validate() error {
 			add("server.publicURL", "does not parse as a URL")
 		case u.Scheme != "https" && u.Scheme != "http", u.Host == "", u.Fragment != "":
 			add("server.publicURL", "%q: want an absolute http(s) URL without fragment, such as https://mcp.example.com/mcp", c.PublicURL)
+		case u.User != nil:
+			// Every client reads it, unauthenticated: in the protected resource metadata and in
+			// each 401 challenge.
+			add("server.publicURL", "%q: want a URL with no user information: clients are told this URL before they sign in",
+				configerr.URL(c.PublicURL))
 		}
 	}
 	if c.MaxBodyBytes < 0 {

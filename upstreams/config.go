@@ -45,6 +45,9 @@ const (
 	DefaultSeparator = "__"
 	// DefaultHealthInterval is the period of the server/discover health probe.
 	DefaultHealthInterval = 15 * time.Second
+	// MinHealthInterval is the shortest health probe period accepted: every period probes every
+	// backend.
+	MinHealthInterval = time.Second
 	// DefaultPageSize is the number of merged list items per page sent to the client.
 	DefaultPageSize = catalog.DefaultPageSize
 	// MaxSeparatorBytes bounds the separator so namespaced names stay short.
@@ -81,7 +84,7 @@ type Config struct {
 	// Namespace says how backend names are combined with tool, prompt and resource names.
 	Namespace NamespaceConfig `yaml:"namespace"`
 	// HealthInterval is the period of the server/discover health probe run by Registry.Run.
-	// Zero means DefaultHealthInterval.
+	// Zero means DefaultHealthInterval; otherwise at least MinHealthInterval (1s).
 	HealthInterval time.Duration `yaml:"healthInterval"`
 	// PageSize is the number of items per page of a merged list sent to the client.
 	// Zero means DefaultPageSize; at most MaxPageSize. A cursor records the offset of the next
@@ -136,6 +139,9 @@ func (c *Config) Validate() error {
 	}
 	if c.HealthInterval < 0 {
 		add("healthInterval", "must not be negative")
+	} else if c.HealthInterval > 0 && c.HealthInterval < MinHealthInterval {
+		// Each interval probes every backend: a shorter one is a storm the gateway makes itself.
+		add("healthInterval", "%v: want 0 (the default, %v) or at least %v", c.HealthInterval, DefaultHealthInterval, MinHealthInterval)
 	}
 	if c.PageSize < 0 || c.PageSize > MaxPageSize {
 		add("pageSize", "%d: want 0 (the default, %d) to %d", c.PageSize, DefaultPageSize, MaxPageSize)

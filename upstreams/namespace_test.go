@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func nsRegistry(t *testing.T, sep string, noPrefix bool, names ...string) *Registry {
@@ -98,6 +99,10 @@ func TestConfigValidate(t *testing.T) {
 			{Name: "git", URL: "http://a/mcp"}, {Name: "git-hub", URL: "http://b/mcp"}}}, []string{"ambiguous"}},
 		{"digit first", Config{Upstreams: []UpstreamConfig{{Name: "1fs", URL: "http://a/mcp"}}}, []string{"upstreams[0].name: \"1fs\": want"}},
 		{"page size", Config{PageSize: MaxPageSize + 1, Upstreams: []UpstreamConfig{ok}}, []string{"pageSize: 1001: want 0"}},
+		// A probe of every backend every nanosecond is a storm the gateway makes itself.
+		{"health interval too short", Config{HealthInterval: time.Nanosecond, Upstreams: []UpstreamConfig{ok}},
+			[]string{"healthInterval: 1ns: want 0 (the default, 15s) or at least 1s"}},
+		{"health interval of a second", Config{HealthInterval: time.Second, Upstreams: []UpstreamConfig{ok}}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

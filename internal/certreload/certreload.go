@@ -195,10 +195,10 @@ func (r *Reloader) load() (*loaded, error) {
 }
 
 func (r *Reloader) read() (certPEM, keyPEM []byte, err error) {
-	if certPEM, err = readFile(r.certFile); err != nil {
+	if certPEM, err = ReadFile(r.certFile); err != nil {
 		return nil, nil, err
 	}
-	if keyPEM, err = readFile(r.keyFile); err != nil {
+	if keyPEM, err = ReadFile(r.keyFile); err != nil {
 		return nil, nil, err
 	}
 	return certPEM, keyPEM, nil
@@ -216,9 +216,10 @@ func (r *Reloader) parse(certPEM, keyPEM []byte) (*loaded, error) {
 	return &loaded{cert: &cert, digest: digestOf(certPEM, keyPEM)}, nil
 }
 
-// readFile follows symlinks at every read, which is what makes a Kubernetes
-// Secret's ..data swap visible.
-func readFile(name string) ([]byte, error) {
+// ReadFile reads at most MaxFileBytes of a PEM file, refusing a larger one
+// with ErrTooLarge. It follows symlinks at every read, which is what makes a
+// Kubernetes Secret's ..data swap visible.
+func ReadFile(name string) ([]byte, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("certreload: %w", err)

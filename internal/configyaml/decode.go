@@ -264,14 +264,36 @@ func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag(
 // mergeKey is YAML's merge key ("<<: *defaults").
 const mergeKey = "<<"
 
+// isMerge reports whether k is YAML's merge key.
+func isMerge(k *yaml.Node) bool { return k.Value == mergeKey && k.ShortTag() == "!!merge" }
+
+// merge checks what a merge key merges into the mapping at path, in each form yaml reads: a
+// mapping (or an alias of one), or a list of them.
+func (w *walker) merge(v *yaml.Node, t reflect.Type, path string) {
+	if v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	if v.Kind != yaml.SequenceNode {
+		w.walk(v, t, path)
+		return
+	}
+	for _, m := range v.Content {
+		w.walk(m, t, path)
+	}
+}
+
 // structure checks a mapping read into struct type t: known keys, each once, each value.
 func (w *walker) structure(n *yaml.Node, t reflect.Type, path string) {
 	fields := Fields(t)
 	seen := map[string]int{}
 	for j, kv := range pairs(n) {
 		k, v := kv[0], kv[1]
-		if k.Value == mergeKey && k.ShortTag() == "!!merge" {
-			w.walk(v, t, path)
+		if isMerge(k) {
+			w.merge(v, t, path)
+			continue
+		}
+		if k.Kind != yaml.ScalarNode {
+			w.fail(k, path, path, "a key that is %s, not a name: this mapping's key number %d%s", nodeKind(k), j+1, keyList(fields))
 			continue
 		}
 		i := slices.IndexFunc(fields, func(f Field) bool { return f.Key == k.Value })
@@ -303,6 +325,14 @@ func (w *walker) mapping(n *yaml.Node, t reflect.Type, path string) {
 	seen := map[string]int{}
 	for j, kv := range pairs(n) {
 		k, v := kv[0], kv[1]
+		if isMerge(k) {
+			w.merge(v, t, path)
+			continue
+		}
+		if k.Kind != yaml.ScalarNode {
+			w.fail(k, path, path, "a key that is %s, not a name: this mapping's key number %d", nodeKind(k), j+1)
+			continue
+		}
 		p := keyPath(path, k.Value)
 		if first, dup := seen[k.Value]; dup {
 			w.fail(k, p, dropped(path), "set twice (first on line %d)", first)

@@ -166,6 +166,57 @@ func TestDecodeMergeAndLines(t *testing.T) {
 	}
 }
 
+// TestDecodeEveryMergeForm: every form of YAML's merge key yaml reads is read alike by the check:
+// a list of mappings to merge, and a merge into a setting that is a map (headers), each merged
+// value still checked, so a file yaml decodes is not refused, nor one it refuses passed.
+func TestDecodeEveryMergeForm(t *testing.T) {
+	src := "ptr: &p {timeout: 2s}\nx: &h {A: {value: a}}\nentries:\n" +
+		"  - <<: [*p, {name: n, url: u}]\n    headers:\n      <<: [*h, {B: {file: b}}]\n      C: {value: c}\n"
+	type withX struct {
+		doc `yaml:",inline"`
+		X   map[string]secret `yaml:"x"`
+	}
+	var dx withX
+	if _, err := Decode([]byte(src), &dx, opts); err != nil {
+		t.Fatalf("every merge form: %v", err)
+	}
+	e := dx.Entries
+	if len(e) != 1 || e[0].Timeout != 2*time.Second || e[0].Name != "n" || e[0].URL != "u" ||
+		!reflect.DeepEqual(e[0].Headers, map[string]secret{"A": {Value: "a"}, "B": {File: "b"}, "C": {Value: "c"}}) {
+		t.Errorf("decoded %+v", e)
+	}
+	for name, tt := range map[string]struct{ src, want string }{
+		"a merged header's typo": {"entries:\n  - headers:\n      <<: {A: {vlaue: a}}\n",
+			`03:entries[0].headers.A.vlaue: unknown key (did you mean "value"?)`},
+		"a merged list's typo": {"entries:\n  - <<: [{name: n}, {nmae: m}]\n",
+			`02:entries[0].nmae: unknown key (did you mean "name"?)`},
+		"a merge of a word": {"entries:\n  - <<: [{name: n}, word]\n",
+			`02:entries[0]: expected a mapping (key: value), got a string`},
+	} {
+		if got := problems(t, tt.src); len(got) != 1 || got[0] != tt.want {
+			t.Errorf("%s: got %q, want %q", name, got, tt.want)
+		}
+	}
+}
+
+// TestDecodeKeyThatIsNotAName: a list or mapping written where a key goes (YAML's "? [a, b]"
+// or "{a: 1}: x") is named for what it is, not as a key of no characters.
+func TestDecodeKeyThatIsNotAName(t *testing.T) {
+	for name, tt := range map[string]struct{ src, want string }{
+		"list key of a block": {"? [a, b]\n: 1\n",
+			`01:a key that is a list, not a name: this mapping's key number 1`},
+		"mapping key of a block": {"server: {listen: a, {port: 1}: 2}\n",
+			`01:server: a key that is a mapping, not a name: this mapping's key number 2`},
+		"list key of a map": {"entries:\n  - headers: {[A, B]: {value: a}}\n",
+			`02:entries[0].headers: a key that is a list, not a name: this mapping's key number 1`},
+	} {
+		got := problems(t, tt.src)
+		if len(got) != 1 || !strings.HasPrefix(got[0], tt.want) {
+			t.Errorf("%s: got %q, want it to start %q", name, got, tt.want)
+		}
+	}
+}
+
 // TestNearest: typos are matched to the key they miss, case and transpositions included; words
 // that are not near any key are not.
 func TestNearest(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -128,6 +129,31 @@ func TestFlagUpstreamNotLocatedInFile(t *testing.T) {
 		}
 		if !strings.Contains(errOut, "given by --upstream or MCPGW_UPSTREAMS") {
 			t.Errorf("%s: the error does not say where the backend came from:\n%s", name, errOut)
+		}
+	}
+}
+
+// TestEveryMalformedUpstreamReported: each --upstream or MCPGW_UPSTREAMS entry that is not
+// NAME=URL is reported in the same pass, not only the first, each under the flag or variable
+// that gave it.
+func TestEveryMalformedUpstreamReported(t *testing.T) {
+	for name, run := range map[string]struct {
+		args []string
+		env  map[string]string
+		by   string
+	}{
+		"flag": {args: []string{"--upstream", "first", "--upstream", "a=http://127.0.0.1:1/mcp", "--upstream", "=second",
+			"--upstream", "third="}, by: "--upstream"},
+		"env": {env: map[string]string{"MCPGW_UPSTREAMS": "first, a=http://127.0.0.1:1/mcp, =second,third="}, by: "MCPGW_UPSTREAMS"},
+	} {
+		code, _, errOut := runMain(append([]string{"check-config", "--no-auth", "--listen", "127.0.0.1:0"}, run.args...), run.env)
+		if code != 1 {
+			t.Fatalf("%s: exit %d\n%s", name, code, errOut)
+		}
+		for _, bad := range []string{"first", "=second", "third="} {
+			if want := run.by + ": upstream " + strconv.Quote(bad) + ": want NAME=URL"; !strings.Contains(errOut, want) {
+				t.Errorf("%s: output lacks %q:\n%s", name, want, errOut)
+			}
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/netip"
 	"runtime"
@@ -257,7 +258,7 @@ func (cf *configFlags) read(getenv func(string) string) (*Config, error) {
 		cfg.src.overridden = true
 	}
 	if err := fv.apply(&cfg); err != nil {
-		cfg.src.problems = append(cfg.src.problems, err)
+		cfg.src.problems = append(cfg.src.problems, configerr.List(err)...)
 		cfg.src.overridden = true
 	}
 	cfg.forceNoAuth = cfg.forceNoAuth || cf.noListener
@@ -302,10 +303,9 @@ func (fv *flagValues) apply(c *Config) error {
 			c.src.setBy(p.path, p.flag)
 		}
 	}
-	for _, u := range fv.upstreams {
-		if err := addUpstream(c, u); err != nil {
-			return err
-		}
+	var errs []error
+	for _, err := range configerr.List(addUpstreams(c, fv.upstreams)) {
+		errs = append(errs, fmt.Errorf("--upstream: %w", err))
 	}
 	if fv.noPrefix {
 		c.Namespace.NoPrefix = true
@@ -316,7 +316,7 @@ func (fv *flagValues) apply(c *Config) error {
 		c.src.setBy("auth.disabled", "--no-auth")
 	}
 	c.forceNoAuth = fv.force
-	return nil
+	return errors.Join(errs...)
 }
 
 const checkConfigAbout = `Load the configuration (file, environment, flags) and run every check serve runs before it
@@ -362,6 +362,11 @@ func runCheckConfig(ctx context.Context, inv invocation, args []string) error {
 	fmt.Fprint(inv.stdout, cfg.legacyNote())
 	fmt.Fprint(inv.stdout, cfg.userOAuthNote())
 	if *online {
+		if cfg.Redis.enabled() {
+			// The check reports Redis in its own line; the client's pool messages would repeat
+			// it on standard error.
+			useRedisLogger(slog.New(slog.DiscardHandler))
+		}
 		return cfg.checkOnline(ctx, inv.getenv, inv.stdout)
 	}
 	return nil

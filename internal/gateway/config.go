@@ -290,12 +290,11 @@ func envVars() []envVar {
 		{"MCPGW_NO_AUTH", "auth.disabled", func(c *Config, v string) error { return parseBool(v, &c.Auth.Disabled) }},
 		{"MCPGW_NO_PREFIX", "namespace.noPrefix", func(c *Config, v string) error { return parseBool(v, &c.Namespace.NoPrefix) }},
 		{"MCPGW_UPSTREAMS", "", func(c *Config, v string) error {
-			for _, part := range strings.Split(v, ",") {
-				if err := addUpstream(c, strings.TrimSpace(part)); err != nil {
-					return err
-				}
+			parts := strings.Split(v, ",")
+			for i := range parts {
+				parts[i] = strings.TrimSpace(parts[i])
 			}
-			return nil
+			return addUpstreams(c, parts)
 		}},
 	}
 }
@@ -319,11 +318,21 @@ func applyEnv(c *Config, getenv func(string) string) error {
 	var errs []error
 	for _, e := range envVars() {
 		if v := getenv(e.name); v != "" {
-			if err := e.set(c, v); err != nil {
+			for _, err := range configerr.List(e.set(c, v)) {
 				errs = append(errs, fmt.Errorf("%s: %w", e.name, err))
 			}
 			c.src.setBy(e.path, e.name)
 		}
+	}
+	return errors.Join(errs...)
+}
+
+// addUpstreams adds each NAME=URL of specs, as given to --upstream or MCPGW_UPSTREAMS, and
+// reports every one that is not NAME=URL, not only the first.
+func addUpstreams(c *Config, specs []string) error {
+	var errs []error
+	for _, spec := range specs {
+		errs = append(errs, addUpstream(c, spec))
 	}
 	return errors.Join(errs...)
 }

@@ -104,7 +104,7 @@ func decodeYAML(r io.Reader, c *Config) error {
 // loadFile reads the configuration file at path into c. A file that is not one YAML document is
 // an error at once; problems with its settings are kept in c for check to report with the rest.
 func loadFile(path string, c *Config) error {
-	b, err := os.ReadFile(path)
+	b, err := readConfigFile(path)
 	if err != nil {
 		return err
 	}
@@ -119,6 +119,43 @@ func loadFile(path string, c *Config) error {
 			"in the repository is a starter)", path)
 	}
 	return nil
+}
+
+// maxConfigBytes bounds what is read of the configuration file. A configuration is kilobytes; a
+// path that names something else (a device, a log, an image) must not take the process's memory,
+// least of all on a reload, where the running configuration is to stay.
+const maxConfigBytes = 32 << 20
+
+// readConfigFile reads the configuration file at path, refusing one larger than maxConfigBytes
+// after reading no more than that.
+func readConfigFile(path string) ([]byte, error) {
+	b, err := readAtMost(path, maxConfigBytes)
+	if errors.Is(err, errFileTooLarge) {
+		return nil, fmt.Errorf("%s is larger than %d MiB: a configuration is a few kilobytes (is it the right file?)",
+			path, maxConfigBytes>>20)
+	}
+	return b, err
+}
+
+// errFileTooLarge is readAtMost's refusal of a file larger than its bound.
+var errFileTooLarge = errors.New("larger than its bound")
+
+// readAtMost reads the file at path, reading no more than limit bytes and one, and refuses it
+// with errFileTooLarge when it holds more than limit.
+func readAtMost(path string, limit int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > limit {
+		return nil, errFileTooLarge
+	}
+	return b, nil
 }
 
 // locate puts the file and line in front of each problem in err that names a setting the file

@@ -294,7 +294,9 @@ func tofuAdmin(cfg *Config, backend string, getenv func(string) string) (store.S
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := cfg.Redis.newStore(getenv, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
+	quiet := slog.New(slog.DiscardHandler)
+	useRedisLogger(quiet) // a failure is this command's error, not the client's pool messages too
+	st, err := cfg.Redis.newStore(getenv, quiet, prometheus.NewRegistry())
 	if err != nil {
 		return nil, nil, err
 	}

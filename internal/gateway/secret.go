@@ -3,7 +3,6 @@ package gateway
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -18,6 +17,11 @@ type Secret struct {
 	// Env names an environment variable holding the secret.
 	Env string `yaml:"env"`
 }
+
+// maxSecretFileBytes bounds what is read of a secret file: a secret is a token, a password or a
+// key of at most a few kilobytes, and a path naming something else (a device, a log) must not
+// take the process's memory.
+const maxSecretFileBytes = 1 << 20
 
 // IsZero reports whether no source is set.
 func (s Secret) IsZero() bool { return s.Value == "" && s.File == "" && s.Env == "" }
@@ -42,7 +46,11 @@ func (s Secret) resolve(getenv func(string) string) (string, error) {
 	}
 	switch {
 	case s.File != "":
-		b, err := os.ReadFile(s.File)
+		b, err := readAtMost(s.File, maxSecretFileBytes)
+		if errors.Is(err, errFileTooLarge) {
+			return "", fmt.Errorf("secret file %s is larger than %d KiB: a secret is a line (is it the right file?)",
+				s.File, maxSecretFileBytes>>10)
+		}
 		if err != nil {
 			return "", fmt.Errorf("reading secret file: %w", err)
 		}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
+	"github.com/mcp-gateway/gateway/internal/certreload"
 	"github.com/mcp-gateway/gateway/internal/configerr"
 )
 
@@ -367,7 +367,7 @@ func (t RedisTLS) load() (*tls.Config, error) {
 		InsecureSkipVerify: t.InsecureSkipVerify, //nolint:gosec // opt-in, documented as tests only
 	}
 	if t.CAFile != "" {
-		pem, err := os.ReadFile(t.CAFile)
+		pem, err := certreload.ReadFile(t.CAFile)
 		if err != nil {
 			return nil, fmt.Errorf("store: redis tls caFile: %w", err)
 		}
@@ -378,13 +378,26 @@ func (t RedisTLS) load() (*tls.Config, error) {
 		cfg.RootCAs = pool
 	}
 	if t.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		cert, err := loadKeyPair(t.CertFile, t.KeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("store: redis tls client certificate: %w", err)
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
 	return cfg, nil
+}
+
+// loadKeyPair is tls.LoadX509KeyPair reading each file through certreload's bound.
+func loadKeyPair(certFile, keyFile string) (tls.Certificate, error) {
+	certPEM, err := certreload.ReadFile(certFile)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	keyPEM, err := certreload.ReadFile(keyFile)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.X509KeyPair(certPEM, keyPEM)
 }
 
 func orDefault[T comparable](v, def T) T {

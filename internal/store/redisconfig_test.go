@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mcp-gateway/gateway/internal/certreload"
 )
 
 func TestRedisConfigValidate(t *testing.T) {
@@ -113,11 +115,25 @@ func TestRedisConfigTLSFiles(t *testing.T) {
 	if err := os.WriteFile(garbage, []byte("not a certificate"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A path naming something far larger than a PEM file (a device, a log) is refused for its
+	// size after reading at most certreload.MaxFileBytes, not read whole.
+	huge := filepath.Join(dir, "huge.pem")
+	f, err := os.Create(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(certreload.MaxFileBytes + 1); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
 	tests := []struct {
 		name string
 		tls  RedisTLS
 		want string
 	}{
+		{name: "huge ca file", tls: RedisTLS{Enabled: true, CAFile: huge}, want: "huge.pem is over"},
+		{name: "huge client certificate", tls: RedisTLS{Enabled: true, CertFile: huge, KeyFile: garbage}, want: "huge.pem is over"},
+		{name: "huge client key", tls: RedisTLS{Enabled: true, CertFile: garbage, KeyFile: huge}, want: "huge.pem is over"},
 		{name: "missing ca file", tls: RedisTLS{Enabled: true, CAFile: filepath.Join(dir, "absent.pem")}, want: "caFile"},
 		{name: "ca file without pem", tls: RedisTLS{Enabled: true, CAFile: garbage}, want: "no PEM"},
 		{name: "bad client pair", tls: RedisTLS{Enabled: true, CertFile: garbage, KeyFile: garbage}, want: "client certificate"},

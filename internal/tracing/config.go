@@ -5,8 +5,10 @@ package tracing
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -121,6 +123,11 @@ func (c Config) validateEndpoint() error {
 		return errors.New("https, but tracing.insecure (for http:// endpoints) is set")
 	case u.Scheme != "http" && u.Scheme != "https":
 		return errors.New("want an http or https URL")
+	case strings.HasSuffix(trimSlash(u.Path), tracesPath):
+		// The URL OTEL_EXPORTER_OTLP_TRACES_ENDPOINT takes, not the base: every export would
+		// go to .../v1/traces/v1/traces and be refused.
+		return fmt.Errorf("its path ends in %s, which the gateway adds: want the collector's base URL, such as http://collector:4318",
+			tracesPath)
 	}
 	return nil
 }

@@ -21,6 +21,10 @@ func TestValidate(t *testing.T) {
 		{"insecure https", Config{Endpoint: "https://collector:4318", Insecure: true}, []string{"tracing.endpoint: https, but tracing.insecure"}},
 		{"no host", Config{Endpoint: "collector:4318"}, []string{"tracing.endpoint"}},
 		{"credentials", Config{Endpoint: "https://u:p@collector:4318"}, []string{"without credentials"}},
+		// The full traces URL, as OTEL_EXPORTER_OTLP_TRACES_ENDPOINT takes it: the gateway would
+		// post to .../v1/traces/v1/traces.
+		{"the traces URL", Config{Endpoint: "http://collector:4318/v1/traces", Insecure: true}, []string{"tracing.endpoint: ", "base URL"}},
+		{"the traces URL with a slash", Config{Endpoint: "https://otel.example.com/otlp/v1/traces/"}, []string{"tracing.endpoint: ", "base URL"}},
 		{"everything wrong", Config{Endpoint: "ftp://collector", SampleRatio: 1.5, Timeout: -1,
 			Headers: map[string]string{"Bad Name": "v", "X-Key": "line\nbreak-secret"}},
 			[]string{"tracing.endpoint: want an http or https URL", "sampleRatio", "timeout", `"Bad Name"`, "tracing.headers.X-Key"}},

@@ -238,6 +238,9 @@ func (b *Backend) Problems() []error {
 	if b.AuthServer != "" {
 		if err := checkEndpoint(b.AuthServer); err != nil {
 			add("authServer", "%v", err)
+		} else if strings.Contains(b.AuthServer+"/", "/.well-known/") {
+			// Discovery looks for the metadata under the issuer.
+			add("authServer", "the issuer, not its discovery document: want the URL before /.well-known/")
 		}
 	}
 	if b.Resource != "" {

@@ -3,6 +3,10 @@ Rendering fails on combinations that would deploy a broken or unsafe gateway; ev
 says what to change.
 */}}
 {{- define "mcp-gateway.validate" -}}
+{{- if not (kindIs "map" .Values.config) }}
+{{- /* Every check below reads config: without it they would fail on a nil, naming nothing. */}}
+{{- fail "\n\nmcp-gateway: invalid values:\n- config is not set (config: null removes the chart's defaults too): give the gateway's settings there, at least config.upstreams and config.auth" }}
+{{- end }}
 {{- $errs := list }}
 {{- $redis := include "mcp-gateway.redisURL" . }}
 {{- if and (not $redis) (or (gt (int .Values.replicaCount) 1) .Values.autoscaling.enabled) }}
