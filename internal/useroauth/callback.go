@@ -237,16 +237,21 @@ const maxKeepReads = 4
 // maxLoggedScope bounds the scope a log line repeats from the authorization server's answer.
 const maxLoggedScope = 512
 
-// loggedScope is scope as a log line shows it: whole up to maxLoggedScope bytes, else cut at a
-// character boundary before it and marked with its full length, so a server cannot make every
-// connection's line as long as its answer.
+// loggedScope is scope as a log line shows it (cutText to maxLoggedScope), so a server cannot
+// make every connection's line as long as its answer.
 func loggedScope(scope string) string {
-	if len(scope) <= maxLoggedScope {
-		return scope
+	return cutText(scope, maxLoggedScope)
+}
+
+// cutText is s, text a server sent, whole up to n bytes, else cut at a character boundary
+// before n and marked with its full length.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	cut := maxLoggedScope
-	for cut > 0 && !utf8.RuneStart(scope[cut]) {
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return scope[:cut] + "… (" + strconv.Itoa(len(scope)) + " bytes)"
+	return s[:cut] + "… (" + strconv.Itoa(len(s)) + " bytes)"
 }
