@@ -129,6 +129,24 @@ func TestCallbackAttacks(t *testing.T) {
 		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
 		refused(t, b, withQuery(u, map[string]string{"error": "access_denied"}, "code"), http.StatusForbidden, FailDenied, "did not grant access")
 	})
+	t.Run("a refusal from another server", func(t *testing.T) {
+		// RFC 9207 §2.4 holds error responses to the issuer too: a server the round trip did
+		// not go to cannot make the page say the user's server refused (and end the round
+		// trip, its flow cookie taken), whatever code it picks.
+		b := f.browser(t)
+		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
+		refused(t, b, withQuery(u, map[string]string{"error": "access_denied", "iss": f.idp.Issuer()}, "code"), http.StatusBadRequest,
+			FailIssMismatch, "does not come from")
+		refused(t, b, withQuery(u, map[string]string{"error": "access_denied"}, "code", "iss"), http.StatusBadRequest,
+			FailIssMismatch, "does not come from")
+		// Refused before the round trip ended: the genuine response still connects.
+		if status, _, body := b.get(u.String()); status != http.StatusOK {
+			t.Fatalf("the genuine callback: %d\n%s", status, body)
+		}
+		if _, err := f.svc.Disconnect(t.Context(), alice, backendName, "user"); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("a replayed callback", func(t *testing.T) {
 		b := f.browser(t)
 		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))

@@ -31,12 +31,12 @@ const maxCallbacks = 30
 // callback takes the authorization server's answer. In order, each check before anything that
 // costs the server or changes the vault: the state opens and is live; this browser started that
 // round trip (its flow cookie holds the same nonce: a code injected into another browser's
-// session is refused); the signed-in user is the caller the state is for; the server did not
-// refuse; the response names the server the round trip went to (RFC 9207 iss: a mix-up is
+// session is refused); the signed-in user is the caller the state is for; the response names
+// the server the round trip went to (RFC 9207 iss, an error response too: a mix-up is
 // refused), and arrives at the callback of the backend the round trip was for (each backend
 // has its own redirect URI: a server that sent the browser on to another backend's server
 // gets that server's response delivered there, refused, its code sent nowhere, RFC 9700
-// §4.4.2); the state was not used before (single use, through the shared store). Only then
+// §4.4.2); the server did not refuse; the state was not used before (single use, through the shared store). Only then
 // is the code exchanged, with the PKCE verifier, and the tokens stored in one write.
 func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 	q := r.URL.Query()
@@ -70,11 +70,6 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 	if !s.sameUser(w, r, sess, st.Issuer, st.Subject, st.Backend, s.cfg.Path+"/") {
 		return
 	}
-	webpage.ClearCookie(w, cookie)
-	if e := q.Get("error"); e != "" {
-		s.page.refuse(w, r, st.Backend, http.StatusForbidden, FailDenied, "The authorization server did not grant access ("+errorCode(e)+"). Nothing was stored.")
-		return
-	}
 	ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)
 	defer cancel()
 	b := s.backends[st.Backend]
@@ -84,7 +79,14 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 		return
 	}
 	if !issMatches(q, d.as) {
+		// An error response too (RFC 9207 §2.4): another server cannot end the round trip,
+		// nor make the page say the user's server refused.
 		s.mixUp(w, r, &st, "useroauth: authorization response from another issuer (mix-up) refused")
+		return
+	}
+	webpage.ClearCookie(w, cookie)
+	if e := q.Get("error"); e != "" {
+		s.page.refuse(w, r, st.Backend, http.StatusForbidden, FailDenied, "The authorization server did not grant access ("+errorCode(e)+"). Nothing was stored.")
 		return
 	}
 	owner := usedStateOwner + callerkey.Of(st.Issuer, st.Subject)
