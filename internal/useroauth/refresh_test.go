@@ -1,6 +1,7 @@
 package useroauth
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"strings"
@@ -384,6 +385,61 @@ func TestInvalidGrantAfterAnotherRefresh(t *testing.T) {
 	}
 	if got := f.mustToken(t, alice); got != fresh {
 		t.Error("the newer record went")
+	}
+}
+
+// TestRefreshKeepsThroughRecordChanges: while a refresh is at the server, the record it
+// replaces changes without changing its tokens: the backend refuses the old access token on
+// another call (Rejected marks the record), or a call on another replica seals it again under
+// the newest key. The refreshed tokens are still the caller's connection: stored, not revoked,
+// whereas the server has rotated the refresh token the record holds, so losing them loses the
+// grant at the next refresh.
+func TestRefreshKeepsThroughRecordChanges(t *testing.T) {
+	t.Parallel()
+	for name, change := range map[string]func(f *fixture, who vault.Caller, old string){
+		"the backend refuses the old token": func(f *fixture, who vault.Caller, old string) {
+			f.svc.Rejected(context.Background(), backendName, who.Issuer+"#"+who.Subject, old)
+		},
+		"sealed again": func(f *fixture, who vault.Caller, _ string) {
+			e, err := f.svc.Vault().Get(context.Background(), who, backendName)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if ok, err := f.svc.Vault().Swap(context.Background(), e, &e.Token); !ok || err != nil {
+				t.Errorf("sealing again: %v, %v", ok, err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, fixtureOptions{})
+			alice, old := connected(t, f)
+			before, err := f.svc.Vault().Get(t.Context(), alice, backendName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var once sync.Once
+			hook := func() { once.Do(func() { change(f, alice, old) }) }
+			f.asLink.beforeRefresh.Store(&hook)
+			f.clock.Advance(24 * time.Hour) // the access token expired: the next call refreshes it
+			fresh := f.mustToken(t, alice)
+			f.asLink.beforeRefresh.Store(nil)
+			e, err := f.svc.Vault().Get(t.Context(), alice, backendName)
+			switch {
+			case err != nil:
+				t.Fatal(err)
+			case fresh == old || e.AccessToken != fresh || e.RefreshToken == before.RefreshToken:
+				t.Fatalf("after the refresh: token changed %v, record holds it %v, refresh token rotated %v; want the refreshed tokens kept",
+					fresh != old, e.AccessToken == fresh, e.RefreshToken != before.RefreshToken)
+			case f.asLink.revoked(fresh) || f.asLink.revoked(e.RefreshToken):
+				t.Fatal("the refreshed tokens were revoked")
+			}
+			// The grant lives on: the next refresh is answered.
+			f.clock.Advance(24 * time.Hour)
+			if again := f.mustToken(t, alice); again == fresh {
+				t.Error("the next refresh kept the token")
+			}
+		})
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/callerkey"
+	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/vault"
 )
 
@@ -324,7 +325,7 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 	if tr.Scope != "" {
 		t.Scope = tr.Scope
 	}
-	swapped, err := s.vault.Swap(ctx, e, &t)
+	swapped, err := storeRefreshed(ctx, s.vault, who, e, &t)
 	switch {
 	case err != nil && !vault.IsUnavailable(err):
 		// The answer does not fit a record (ErrTooLarge): no retry will store it, so it is
@@ -345,6 +346,32 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 	}
 	s.obs.Refresh(name, RefreshOK)
 	return &vault.Entry{Token: t}, nil
+}
+
+// storeRefreshed stores t, e's tokens refreshed, in place of e, and reports whether it did:
+// also when the record changed meanwhile without changing its tokens (the backend refused its
+// access token on another call, Rejected; a replica sealed it again under the newest key),
+// since the refreshed tokens are still the caller's connection (the server may have rotated the
+// refresh token the record holds: kept, it would end the grant at the next refresh), keeping
+// the record's Refused. false when the record holds other tokens now, or none (a disconnect, a
+// new consent, another replica's refresh), which win.
+func storeRefreshed(ctx context.Context, v *vault.Vault, who vault.Caller, e *vault.Entry, t *vault.Token) (bool, error) {
+	cur := e
+	for range maxKeepReads {
+		swapped, err := v.Swap(ctx, cur, t)
+		if err != nil || swapped {
+			return swapped, err
+		}
+		now, err := v.Get(ctx, who, t.Backend)
+		switch {
+		case vault.IsUnavailable(err):
+			return false, err
+		case err != nil || now.AccessToken != e.AccessToken || now.RefreshToken != e.RefreshToken:
+			return false, nil
+		}
+		cur, t.Refused = now, now.Refused
+	}
+	return false, fmt.Errorf("%w: the record kept changing while the refreshed tokens were stored", store.ErrUnavailable)
 }
 
 // endGrant removes e, whose grant the authorization server ended (why), so the next call asks
