@@ -3,6 +3,7 @@ package useroauth
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -440,6 +441,33 @@ func TestRefreshKeepsThroughRecordChanges(t *testing.T) {
 				t.Error("the next refresh kept the token")
 			}
 		})
+	}
+}
+
+// TestRefusedRefreshEndsAChangedRecord: a refresh the server refuses for good (invalid_grant)
+// ends the grant also when the record changed meanwhile without changing its tokens (the
+// backend refused the old access token on another call): the record holding the refused
+// refresh token goes and the call asks for consent, instead of getting the old access token,
+// which the server and the backend both refuse.
+func TestRefusedRefreshEndsAChangedRecord(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixtureOptions{})
+	alice, old := connected(t, f)
+	var once sync.Once
+	hook := func() {
+		once.Do(func() { f.svc.Rejected(context.Background(), backendName, alice.Issuer+"#"+alice.Subject, old) })
+	}
+	f.asLink.beforeRefresh.Store(&hook)
+	f.asLink.answer.Store(&tokenAnswer{http.StatusBadRequest, `{"error":"invalid_grant"}`})
+	f.clock.Advance(24 * time.Hour)
+	tok, ok, err := f.svc.Token(t.Context(), backendName, alice)
+	f.asLink.answer.Store(nil)
+	f.asLink.beforeRefresh.Store(nil)
+	if ok || err != nil {
+		t.Errorf("Token: the old one %v, ok %v, %v; want none (consent)", tok == old, ok, err)
+	}
+	if _, err := f.svc.Vault().Get(t.Context(), alice, backendName); !errors.Is(err, vault.ErrNotFound) {
+		t.Errorf("the record: %v, want it removed", err)
 	}
 }
 

@@ -375,15 +375,24 @@ func storeRefreshed(ctx context.Context, v *vault.Vault, who vault.Caller, e *va
 }
 
 // endGrant removes e, whose grant the authorization server ended (why), so the next call asks
-// for consent; it counts the refresh as refused. When the record is no longer e (refreshed or
-// connected anew meanwhile: the refused token was already rotated away), that record is the
-// caller's connection, not consent.
+// for consent; it counts the refresh as refused. A record changed meanwhile that still holds
+// e's refresh token (the backend refused its access token, Rejected; sealed again) goes too;
+// one that holds another (refreshed or connected anew meanwhile: the refused token was already
+// rotated away) is the caller's connection, not consent.
 func (s *Service) endGrant(ctx context.Context, st *backendState, who vault.Caller, e *vault.Entry, why string) (*vault.Entry, error) {
 	s.obs.Refresh(st.cfg.Name, RefreshInvalidGrant)
-	if s.drop(ctx, who, st.cfg.Name, e, why) {
-		return nil, nil
+	cur := e
+	for range maxKeepReads {
+		if s.drop(ctx, who, st.cfg.Name, cur, why) {
+			return nil, nil
+		}
+		now, err := s.usable(ctx, st, who)
+		if err != nil || now == nil || now.RefreshToken != e.RefreshToken {
+			return now, err
+		}
+		cur = now
 	}
-	return s.usable(ctx, st, who)
+	return nil, fmt.Errorf("%w: the record kept changing while it was being removed", ErrUnavailable)
 }
 
 // refusalCode is the error code of an authorization server's refusal (already kept to the
