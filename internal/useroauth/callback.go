@@ -212,8 +212,11 @@ func (s *Service) keep(ctx context.Context, b *backendState, t *vault.Token) err
 		if old == nil {
 			// None, or the store not answering (Add says so).
 			err = s.vault.Add(ctx, t)
-			if errors.Is(err, vault.ErrExists) {
+			switch {
+			case errors.Is(err, vault.ErrExists):
 				continue // another connect stored one meanwhile: replace it
+			case errors.Is(err, vault.ErrFull) && removeRetired(ctx, s, who):
+				continue // the budget held records of backends no longer configured
 			}
 			return err
 		}
@@ -230,6 +233,19 @@ func (s *Service) keep(ctx context.Context, b *backendState, t *vault.Token) err
 		return nil
 	}
 	return fmt.Errorf("%w: the record kept changing while it was being replaced", store.ErrUnavailable)
+}
+
+// removeRetired removes who's records of backends the configuration no longer has (renamed,
+// removed, or no longer per-user), which count against the caller's budget of records (one per
+// configured backend) until they expire unused, though no page shows them and no revocation
+// names them. It reports whether any went.
+func removeRetired(ctx context.Context, s *Service, who vault.Caller) bool {
+	n, err := s.vault.RemoveRetired(ctx, who, s.PerUser)
+	if n > 0 {
+		s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: records of backends no longer configured removed",
+			slog.String("subject", callerkey.Of(who.Issuer, who.Subject)), slog.Int("records", n))
+	}
+	return n > 0 && err == nil
 }
 
 // maxKeepReads bounds keep's reads of a record that changes under it (refreshes, disconnects,
