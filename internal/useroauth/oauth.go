@@ -167,11 +167,11 @@ func (a *asClient) tokenRequest(ctx context.Context, as *asMetadata, c client, f
 }
 
 // errorMember reads a token answer's error member: refused is true when it says something, a
-// code or any other value; null and "" say nothing (serializers that write every field of a
-// success answer send them beside the tokens, which are then issued and must be kept, or a
+// code or any other value; null, "" and false say nothing (serializers that write every field
+// of a success answer send them beside the tokens, which are then issued and must be kept, or a
 // refresh token the server rotated is lost with the grant).
 func errorMember(raw json.RawMessage) (code string, refused bool) {
-	if len(raw) == 0 || string(raw) == "null" {
+	if len(raw) == 0 || string(raw) == "null" || string(raw) == "false" {
 		return "", false
 	}
 	if json.Unmarshal(raw, &code) == nil && code == "" {

@@ -191,6 +191,7 @@ func TestTokenAnswerFields(t *testing.T) {
 		// An error member without a code is no refusal: serializers that write every field.
 		{"error null", `"expires_in":600,"error":null,"error_description":null`, 10 * time.Minute, asked},
 		{"error empty", `"expires_in":600,"error":""`, 10 * time.Minute, asked},
+		{"error false", `"expires_in":600,"error":false`, 10 * time.Minute, asked},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			alice := f.caller(realop.UserID)
@@ -227,7 +228,7 @@ func TestTokenAnswerFields(t *testing.T) {
 // rotated the refresh token the record holds, so the grant would end at the next refresh).
 func TestRefreshAnswerWithEmptyError(t *testing.T) {
 	t.Parallel()
-	for _, member := range []string{`"error":null,"error_description":null,"error_uri":null`, `"error":""`} {
+	for _, member := range []string{`"error":null,"error_description":null,"error_uri":null`, `"error":""`, `"error":false`} {
 		t.Run(member, func(t *testing.T) {
 			f := newFixture(t, fixtureOptions{}) // one each: its clock moves a day
 			alice, _ := connected(t, f)
