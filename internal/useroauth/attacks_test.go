@@ -147,6 +147,22 @@ func TestCallbackAttacks(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	t.Run("neither a code nor an error", func(t *testing.T) {
+		// Nothing to redeem: refused before the token endpoint is asked, and before the
+		// state's single use, so the genuine response still connects.
+		b := f.browser(t)
+		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
+		for _, bad := range []string{withQuery(u, nil, "code"), withQuery(u, map[string]string{"code": ""}),
+			withQuery(u, map[string]string{"error": ""}, "code")} {
+			refused(t, b, bad, http.StatusBadRequest, FailBadRequest, "carries no code")
+		}
+		if status, _, body := b.get(u.String()); status != http.StatusOK {
+			t.Fatalf("the genuine callback: %d\n%s", status, body)
+		}
+		if _, err := f.svc.Disconnect(t.Context(), alice, backendName, "user"); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("a replayed callback", func(t *testing.T) {
 		b := f.browser(t)
 		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))

@@ -36,7 +36,7 @@ const maxCallbacks = 30
 // refused), and arrives at the callback of the backend the round trip was for (each backend
 // has its own redirect URI: a server that sent the browser on to another backend's server
 // gets that server's response delivered there, refused, its code sent nowhere, RFC 9700
-// §4.4.2); the server did not refuse; the state was not used before (single use, through the shared store). Only then
+// §4.4.2); it carries a code, and the server did not refuse; the state was not used before (single use, through the shared store). Only then
 // is the code exchanged, with the PKCE verifier, and the tokens stored in one write.
 func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 	q := r.URL.Query()
@@ -84,8 +84,15 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 		s.mixUp(w, r, &st, "useroauth: authorization response from another issuer (mix-up) refused")
 		return
 	}
+	code, e := q.Get("code"), q.Get("error")
+	if code == "" && e == "" {
+		// Nothing to redeem, nor a refusal: not sent to the token endpoint, and the round
+		// trip goes on (its cookie and state kept) for the server's real answer.
+		s.page.refuse(w, r, st.Backend, http.StatusBadRequest, FailBadRequest, "This answer from the authorization server carries no code, so it was not used.")
+		return
+	}
 	webpage.ClearCookie(w, cookie)
-	if e := q.Get("error"); e != "" {
+	if e != "" {
 		s.page.refuse(w, r, st.Backend, http.StatusForbidden, FailDenied, "The authorization server did not grant access ("+errorCode(e)+"). Nothing was stored.")
 		return
 	}
@@ -105,7 +112,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 			"You started too many connections in a short time. Nothing was stored; try again in %d minutes.", (secs+59)/60))
 		return
 	}
-	s.exchange(w, r, b, d, &st, &f, q.Get("code"))
+	s.exchange(w, r, b, d, &st, &f, code)
 }
 
 // mixUp refuses an authorization response that does not come from the server the round trip
