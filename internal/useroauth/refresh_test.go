@@ -390,9 +390,9 @@ func TestInvalidGrantAfterAnotherRefresh(t *testing.T) {
 }
 
 // TestRefreshKeepsThroughRecordChanges: while a refresh is at the server, the record it
-// replaces changes without changing its tokens: the backend refuses the old access token on
-// another call (Rejected marks the record), or a call on another replica seals it again under
-// the newest key. The refreshed tokens are still the caller's connection: stored, not revoked,
+// replaces changes, on another replica sharing Redis, without changing its tokens: the backend
+// refuses the old access token on another call (Rejected marks the record), or a call seals it
+// again under the newest key. The refreshed tokens are still the caller's connection: stored, not revoked,
 // whereas the server has rotated the refresh token the record holds, so losing them loses the
 // grant at the next refresh.
 func TestRefreshKeepsThroughRecordChanges(t *testing.T) {
@@ -413,14 +413,15 @@ func TestRefreshKeepsThroughRecordChanges(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := newFixture(t, fixtureOptions{})
+			f := newFixture(t, fixtureOptions{redis: true})
 			alice, old := connected(t, f)
+			other := newFixture(t, fixtureOptions{replicaOf: f}) // where the record changes
 			before, err := f.svc.Vault().Get(t.Context(), alice, backendName)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var once sync.Once
-			hook := func() { once.Do(func() { change(f, alice, old) }) }
+			hook := func() { once.Do(func() { change(other, alice, old) }) }
 			f.asLink.beforeRefresh.Store(&hook)
 			f.clock.Advance(24 * time.Hour) // the access token expired: the next call refreshes it
 			fresh := f.mustToken(t, alice)
@@ -446,16 +447,17 @@ func TestRefreshKeepsThroughRecordChanges(t *testing.T) {
 
 // TestRefusedRefreshEndsAChangedRecord: a refresh the server refuses for good (invalid_grant)
 // ends the grant also when the record changed meanwhile without changing its tokens (the
-// backend refused the old access token on another call): the record holding the refused
-// refresh token goes and the call asks for consent, instead of getting the old access token,
-// which the server and the backend both refuse.
+// backend refused the old access token on another call, on another replica sharing Redis): the
+// record holding the refused refresh token goes and the call asks for consent, instead of
+// getting the old access token, which the server and the backend both refuse.
 func TestRefusedRefreshEndsAChangedRecord(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, fixtureOptions{})
+	f := newFixture(t, fixtureOptions{redis: true})
 	alice, old := connected(t, f)
+	other := newFixture(t, fixtureOptions{replicaOf: f}) // where the backend refuses the old token
 	var once sync.Once
 	hook := func() {
-		once.Do(func() { f.svc.Rejected(context.Background(), backendName, alice.Issuer+"#"+alice.Subject, old) })
+		once.Do(func() { other.svc.Rejected(context.Background(), backendName, alice.Issuer+"#"+alice.Subject, old) })
 	}
 	f.asLink.beforeRefresh.Store(&hook)
 	f.asLink.answer.Store(&tokenAnswer{http.StatusBadRequest, `{"error":"invalid_grant"}`})
