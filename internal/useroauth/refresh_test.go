@@ -597,3 +597,45 @@ func TestCallerCooldownsBounded(t *testing.T) {
 		t.Error("the newest caller's cooldown was not kept")
 	}
 }
+
+// TestRemovedRecordsAreRevoked: a record the gateway removes on its own, without a server's
+// refusal of its grant, holds tokens the server still takes: the backend refusing the caller's
+// token again soon after a refresh, or the backend's resource changing in the configuration.
+// They are revoked at the server that issued them (best effort), not left valid with nobody
+// holding them.
+func TestRemovedRecordsAreRevoked(t *testing.T) {
+	t.Parallel()
+	t.Run("refused again by the backend", func(t *testing.T) {
+		f := newFixture(t, fixtureOptions{})
+		alice, tok := connected(t, f)
+		key := alice.Issuer + "#" + alice.Subject
+		f.svc.Rejected(t.Context(), backendName, key, tok)
+		fresh := f.mustToken(t, alice) // refreshed once
+		e, err := f.svc.Vault().Get(t.Context(), alice, backendName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.svc.Rejected(t.Context(), backendName, key, fresh) // again, soon: the record goes
+		f.noToken(t, alice)
+		if !f.asLink.revoked(e.RefreshToken) {
+			t.Error("the removed record's refresh token was not revoked")
+		}
+	})
+	t.Run("the backend's resource changed", func(t *testing.T) {
+		f := newFixture(t, fixtureOptions{})
+		alice, _ := connected(t, f)
+		e, err := f.svc.Vault().Get(t.Context(), alice, backendName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved := *e
+		moved.Resource = "https://elsewhere.example/mcp"
+		if ok, err := f.svc.Vault().Swap(t.Context(), e, &moved.Token); !ok || err != nil {
+			t.Fatalf("moving the record: %v, %v", ok, err)
+		}
+		f.noToken(t, alice)
+		if !f.asLink.revoked(e.RefreshToken) {
+			t.Error("the removed record's refresh token was not revoked")
+		}
+	})
+}

@@ -119,6 +119,8 @@ func (s *Service) Rejected(ctx context.Context, backend, caller, token string) {
 	if removed, err := s.vault.Delete(ctx, who, backend, e); err == nil && removed {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: the backend refused the caller's token; the record was removed",
 			slog.String("subject", caller), slog.String("upstream", backend))
+		// The server may still take its refresh token: not left valid with nobody holding it.
+		s.revokeTokens(ctx, s.backends[backend], &e.Token)
 	}
 }
 
@@ -137,8 +139,11 @@ func (s *Service) usable(ctx context.Context, st *backendState, who vault.Caller
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	if e.Resource != st.cfg.resource() || (st.cfg.AuthServer != "" && e.AuthServer != st.cfg.AuthServer) {
-		// Tokens go only to the resource they were issued for.
-		s.drop(ctx, who, st.cfg.Name, e, "the backend's resource or authorization server changed")
+		// Tokens go only to the resource they were issued for; the server that issued them,
+		// when it is still the backend's, revokes them (revokeTokens asks no other).
+		if s.drop(ctx, who, st.cfg.Name, e, "the backend's resource or authorization server changed") {
+			s.revokeTokens(ctx, st, &e.Token)
+		}
 		return nil, nil
 	}
 	return e, nil
