@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
+	"github.com/mcp-gateway/gateway/internal/vault"
 )
 
 // held starts alice's connect in browser b and stops before the callback: it returns the
@@ -31,6 +32,18 @@ func held(t *testing.T, f *fixture, b *browser, gwUser, asUser string, link stri
 		t.Fatal(err)
 	}
 	return u
+}
+
+// genuineConnects checks that the genuine response u, loaded in b after refusals that were to
+// leave its round trip open, still connects who; then it disconnects who again.
+func genuineConnects(t *testing.T, f *fixture, b *browser, u *url.URL, who vault.Caller) {
+	t.Helper()
+	if status, _, body := b.get(u.String()); status != http.StatusOK {
+		t.Fatalf("the genuine callback: %d\n%s", status, body)
+	}
+	if _, err := f.svc.Disconnect(t.Context(), who, backendName, "user"); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func withQuery(u *url.URL, set map[string]string, del ...string) string {
@@ -128,6 +141,29 @@ func TestCallbackAttacks(t *testing.T) {
 		b := f.browser(t)
 		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
 		refused(t, b, withQuery(u, map[string]string{"error": "access_denied"}, "code"), http.StatusForbidden, FailDenied, "did not grant access")
+	})
+	t.Run("a refusal from another server", func(t *testing.T) {
+		// RFC 9207 §2.4 holds error responses to the issuer too: a server the round trip did
+		// not go to cannot make the page say the user's server refused (and end the round
+		// trip, its flow cookie taken), whatever code it picks.
+		b := f.browser(t)
+		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
+		refused(t, b, withQuery(u, map[string]string{"error": "access_denied", "iss": f.idp.Issuer()}, "code"), http.StatusBadRequest,
+			FailIssMismatch, "does not come from")
+		refused(t, b, withQuery(u, map[string]string{"error": "access_denied"}, "code", "iss"), http.StatusBadRequest,
+			FailIssMismatch, "does not come from")
+		genuineConnects(t, f, b, u, alice)
+	})
+	t.Run("neither a code nor an error", func(t *testing.T) {
+		// Nothing to redeem: refused before the token endpoint is asked, and before the
+		// state's single use, so the genuine response still connects.
+		b := f.browser(t)
+		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
+		for _, bad := range []string{withQuery(u, nil, "code"), withQuery(u, map[string]string{"code": ""}),
+			withQuery(u, map[string]string{"error": ""}, "code")} {
+			refused(t, b, bad, http.StatusBadRequest, FailBadRequest, "carries no code")
+		}
+		genuineConnects(t, f, b, u, alice)
 	})
 	t.Run("a replayed callback", func(t *testing.T) {
 		b := f.browser(t)

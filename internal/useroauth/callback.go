@@ -31,12 +31,12 @@ const maxCallbacks = 30
 // callback takes the authorization server's answer. In order, each check before anything that
 // costs the server or changes the vault: the state opens and is live; this browser started that
 // round trip (its flow cookie holds the same nonce: a code injected into another browser's
-// session is refused); the signed-in user is the caller the state is for; the server did not
-// refuse; the response names the server the round trip went to (RFC 9207 iss: a mix-up is
+// session is refused); the signed-in user is the caller the state is for; the response names
+// the server the round trip went to (RFC 9207 iss, an error response too: a mix-up is
 // refused), and arrives at the callback of the backend the round trip was for (each backend
 // has its own redirect URI: a server that sent the browser on to another backend's server
 // gets that server's response delivered there, refused, its code sent nowhere, RFC 9700
-// §4.4.2); the state was not used before (single use, through the shared store). Only then
+// §4.4.2); it carries a code, and the server did not refuse; the state was not used before (single use, through the shared store). Only then
 // is the code exchanged, with the PKCE verifier, and the tokens stored in one write.
 func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 	q := r.URL.Query()
@@ -70,11 +70,6 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 	if !s.sameUser(w, r, sess, st.Issuer, st.Subject, st.Backend, s.cfg.Path+"/") {
 		return
 	}
-	webpage.ClearCookie(w, cookie)
-	if e := q.Get("error"); e != "" {
-		s.page.refuse(w, r, st.Backend, http.StatusForbidden, FailDenied, "The authorization server did not grant access ("+errorCode(e)+"). Nothing was stored.")
-		return
-	}
 	ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)
 	defer cancel()
 	b := s.backends[st.Backend]
@@ -84,7 +79,21 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 		return
 	}
 	if !issMatches(q, d.as) {
+		// An error response too (RFC 9207 §2.4): another server cannot end the round trip,
+		// nor make the page say the user's server refused.
 		s.mixUp(w, r, &st, "useroauth: authorization response from another issuer (mix-up) refused")
+		return
+	}
+	code, e := q.Get("code"), q.Get("error")
+	if code == "" && e == "" {
+		// Nothing to redeem, nor a refusal: not sent to the token endpoint, and the round
+		// trip goes on (its cookie and state kept) for the server's real answer.
+		s.page.refuse(w, r, st.Backend, http.StatusBadRequest, FailBadRequest, "This answer from the authorization server carries no code, so it was not used.")
+		return
+	}
+	webpage.ClearCookie(w, cookie)
+	if e != "" {
+		s.page.refuse(w, r, st.Backend, http.StatusForbidden, FailDenied, "The authorization server did not grant access ("+errorCode(e)+"). Nothing was stored.")
 		return
 	}
 	owner := usedStateOwner + callerkey.Of(st.Issuer, st.Subject)
@@ -103,7 +112,7 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 			"You started too many connections in a short time. Nothing was stored; try again in %d minutes.", (secs+59)/60))
 		return
 	}
-	s.exchange(w, r, b, d, &st, &f, q.Get("code"))
+	s.exchange(w, r, b, d, &st, &f, code)
 }
 
 // mixUp refuses an authorization response that does not come from the server the round trip
@@ -210,8 +219,11 @@ func (s *Service) keep(ctx context.Context, b *backendState, t *vault.Token) err
 		if old == nil {
 			// None, or the store not answering (Add says so).
 			err = s.vault.Add(ctx, t)
-			if errors.Is(err, vault.ErrExists) {
+			switch {
+			case errors.Is(err, vault.ErrExists):
 				continue // another connect stored one meanwhile: replace it
+			case errors.Is(err, vault.ErrFull) && removeRetired(ctx, s, who):
+				continue // the budget held records of backends no longer configured
 			}
 			return err
 		}
@@ -230,6 +242,19 @@ func (s *Service) keep(ctx context.Context, b *backendState, t *vault.Token) err
 	return fmt.Errorf("%w: the record kept changing while it was being replaced", store.ErrUnavailable)
 }
 
+// removeRetired removes who's records of backends the configuration no longer has (renamed,
+// removed, or no longer per-user), which count against the caller's budget of records (one per
+// configured backend) until they expire unused, though no page shows them and no revocation
+// names them. It reports whether any went.
+func removeRetired(ctx context.Context, s *Service, who vault.Caller) bool {
+	n, err := s.vault.RemoveRetired(ctx, who, s.PerUser)
+	if n > 0 {
+		s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: records of backends no longer configured removed",
+			slog.String("subject", callerkey.Of(who.Issuer, who.Subject)), slog.Int("records", n))
+	}
+	return n > 0 && err == nil
+}
+
 // maxKeepReads bounds keep's reads of a record that changes under it (refreshes, disconnects,
 // other connects), each one a write that won: past it the connect is retryable.
 const maxKeepReads = 4
@@ -237,16 +262,21 @@ const maxKeepReads = 4
 // maxLoggedScope bounds the scope a log line repeats from the authorization server's answer.
 const maxLoggedScope = 512
 
-// loggedScope is scope as a log line shows it: whole up to maxLoggedScope bytes, else cut at a
-// character boundary before it and marked with its full length, so a server cannot make every
-// connection's line as long as its answer.
+// loggedScope is scope as a log line shows it (cutText to maxLoggedScope), so a server cannot
+// make every connection's line as long as its answer.
 func loggedScope(scope string) string {
-	if len(scope) <= maxLoggedScope {
-		return scope
+	return cutText(scope, maxLoggedScope)
+}
+
+// cutText is s, text a server sent, whole up to n bytes, else cut at a character boundary
+// before n and marked with its full length.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	cut := maxLoggedScope
-	for cut > 0 && !utf8.RuneStart(scope[cut]) {
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return scope[:cut] + "… (" + strconv.Itoa(len(scope)) + " bytes)"
+	return s[:cut] + "… (" + strconv.Itoa(len(s)) + " bytes)"
 }

@@ -195,7 +195,7 @@ func pickServer(b *Backend, rm *resourceMetadata) (string, error) {
 			ErrAuthServer, b.Name, len(rm.AuthorizationServers))
 	}
 	if err := errors.Join(checkEndpoint(rm.AuthorizationServers[0]), egress.Named(b.URL, rm.AuthorizationServers[0])); err != nil {
-		return "", fmt.Errorf("%w: %s: the authorization server it lists: %v", ErrAuthServer, b.Name, err)
+		return "", fmt.Errorf("%w: %s: the authorization server it lists: %s", ErrAuthServer, b.Name, shownErr(err))
 	}
 	return rm.AuthorizationServers[0], nil
 }
@@ -215,7 +215,7 @@ func (x *discoverer) resourceMetadata(ctx context.Context) (*resourceMetadata, e
 			continue
 		}
 		if rm.Resource != x.b.resource() {
-			return nil, fmt.Errorf("%w: %s: the resource metadata is about %q, not %q", ErrAuthServer, x.b.Name, rm.Resource, x.b.resource())
+			return nil, fmt.Errorf("%w: %s: the resource metadata is about %q, not %q", ErrAuthServer, x.b.Name, shown(rm.Resource), x.b.resource())
 		}
 		return &rm, nil
 	}
@@ -254,7 +254,7 @@ func (x *discoverer) checkServer(issuer string, as *asMetadata) (*asMetadata, er
 	name := x.b.Name
 	if as.Issuer != issuer {
 		// RFC 8414 §3.3: a metadata document naming another issuer is refused (mix-up).
-		return nil, fmt.Errorf("%w: %s: the metadata names issuer %q, not %q", ErrAuthServer, name, as.Issuer, issuer)
+		return nil, fmt.Errorf("%w: %s: the metadata names issuer %q, not %q", ErrAuthServer, name, shown(as.Issuer), issuer)
 	}
 	if !slices.Contains(as.CodeChallengeMethods, "S256") {
 		return nil, fmt.Errorf("%w: %s: the authorization server does not say it supports PKCE with S256", ErrAuthServer, name)
@@ -262,7 +262,7 @@ func (x *discoverer) checkServer(issuer string, as *asMetadata) (*asMetadata, er
 	for _, e := range []struct{ what, url string }{{"authorization_endpoint", as.AuthorizationEndpoint},
 		{"token_endpoint", as.TokenEndpoint}} {
 		if err := errors.Join(checkEndpointURL(e.url), egress.Named(issuer, e.url)); err != nil {
-			return nil, fmt.Errorf("%w: %s: %s: %v", ErrAuthServer, name, e.what, err)
+			return nil, fmt.Errorf("%w: %s: %s: %s", ErrAuthServer, name, e.what, shownErr(err))
 		}
 	}
 	for _, opt := range []*string{&as.RevocationEndpoint, &as.RegistrationEndpoint} {
@@ -272,6 +272,19 @@ func (x *discoverer) checkServer(issuer string, as *asMetadata) (*asMetadata, er
 	}
 	return as, nil
 }
+
+// maxShownBytes bounds each value of a document a discovery refusal repeats (shown): enough
+// for the operator to recognise it, not the whole document in every log line of every call and
+// connect that fails on it.
+const maxShownBytes = 256
+
+// shown is s, a value of a backend's or an authorization server's document, as a refusal
+// names it (cutText to maxShownBytes).
+func shown(s string) string { return cutText(s, maxShownBytes) }
+
+// shownErr is err's text as a refusal repeats it: it may name a URL of a document or its host
+// (egress.Named), cut as shown cuts a value (twice the bound: one error may name two).
+func shownErr(err error) string { return cutText(err.Error(), 2*maxShownBytes) }
 
 // checkEndpointURL is checkEndpoint for an endpoint, which may carry a query (RFC 6749 §3.1).
 func checkEndpointURL(raw string) error {

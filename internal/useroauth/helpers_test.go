@@ -234,6 +234,9 @@ type asLink struct {
 	// registerSent counts the requests the gateway sent to the registration endpoint, including
 	// those that never reached the server.
 	registerSent atomic.Int64
+	// beforeRefresh, when set, runs when a refresh grant is on its way to the token endpoint,
+	// before it reaches the server (something else happening while a refresh runs).
+	beforeRefresh atomic.Pointer[func()]
 	// answer, when set, is the token endpoint's answer instead of the server's: the status
 	// and the JSON body (the request still reaches the server, which counts it).
 	answer atomic.Pointer[tokenAnswer]
@@ -302,6 +305,13 @@ func (l *asLink) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	if r.URL.Path == "/oauth/token" {
 		l.tokenSent.Add(1)
+		if fn := l.beforeRefresh.Load(); fn != nil && r.Body != nil {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if q, _ := url.ParseQuery(string(body)); q.Get("grant_type") == "refresh_token" {
+				(*fn)()
+			}
+		}
 		switch {
 		case l.overloaded.Load() || refreshes(r, l.overloadedGrant.Load()):
 			return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{"Content-Type": {"application/json"}},

@@ -144,9 +144,7 @@ func (a *asClient) tokenRequest(ctx context.Context, as *asMetadata, c client, f
 	if json.Unmarshal(body, &w) != nil {
 		return nil, fmt.Errorf("%w: the token endpoint answered HTTP %d without a JSON object", ErrAuthServer, status)
 	}
-	if status != http.StatusOK || len(w.Error) > 0 {
-		var code string
-		_ = json.Unmarshal(w.Error, &code)
+	if code, refused := errorMember(w.Error); status != http.StatusOK || refused {
 		return nil, &oauthError{Status: status, Code: errorCode(code)}
 	}
 	sendable := tokenChars(w.AccessToken) && (w.RefreshToken == "" || tokenChars(w.RefreshToken))
@@ -166,6 +164,20 @@ func (a *asClient) tokenRequest(ctx context.Context, as *asMetadata, c client, f
 		tr.Expiry = a.now().Add(life)
 	}
 	return tr, nil
+}
+
+// errorMember reads a token answer's error member: refused is true when it says something, a
+// code or any other value; null, "" and false say nothing (serializers that write every field
+// of a success answer send them beside the tokens, which are then issued and must be kept, or a
+// refresh token the server rotated is lost with the grant).
+func errorMember(raw json.RawMessage) (code string, refused bool) {
+	if len(raw) == 0 || string(raw) == "null" || string(raw) == "false" {
+		return "", false
+	}
+	if json.Unmarshal(raw, &code) == nil && code == "" {
+		return "", false
+	}
+	return code, true
 }
 
 // lifetime is a token answer's expires_in: whole seconds, as a number or a numeric string (as

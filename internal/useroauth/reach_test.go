@@ -440,3 +440,54 @@ func TestProbeAuthServerTrustsEveryBackend(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscoveryErrorsBoundWhatTheyRepeat: a discovery refusal names what the documents said
+// (the issuer, the resource, an endpoint's host) so the operator sees why, but only in part: a
+// backend or authorization server that fills a document with one huge value does not make each
+// log line of each call and connect that fails on it as long as the document.
+func TestDiscoveryErrorsBoundWhatTheyRepeat(t *testing.T) {
+	t.Parallel()
+	h := startHostileSite(t)
+	const issuer = "https://example.com"
+	huge := strings.Repeat("\xff", maxMetadataBytes/8) // each byte quoted as \xff
+	longHost := strings.Repeat("a", maxMetadataBytes/4) + ".localhost"
+	good := func() map[string]any {
+		return map[string]any{"issuer": issuer, "authorization_endpoint": issuer + "/authorize", "token_endpoint": issuer + "/token",
+			"code_challenge_methods_supported": []string{"S256"}}
+	}
+	for _, tt := range []struct {
+		name     string
+		b        Backend
+		prm, asm func(m map[string]any)
+	}{
+		{"issuer", Backend{URL: issuer + "/mcp", AuthServer: issuer}, nil, func(m map[string]any) { m["issuer"] = issuer + "/" + huge }},
+		{"token endpoint host", Backend{URL: issuer + "/mcp", AuthServer: issuer}, nil,
+			func(m map[string]any) { m["token_endpoint"] = "https://" + longHost + "/token" }},
+		{"token endpoint scheme", Backend{URL: issuer + "/mcp", AuthServer: issuer}, nil,
+			func(m map[string]any) {
+				m["token_endpoint"] = strings.Repeat("x", maxMetadataBytes/4) + "://example.com/token"
+			}},
+		{"resource", Backend{URL: issuer + "/mcp"}, func(m map[string]any) { m["resource"] = issuer + "/" + huge }, nil},
+		{"authorization server", Backend{URL: issuer + "/mcp"},
+			func(m map[string]any) { m["authorization_servers"] = []string{"https://" + longHost} }, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			prm, asm := map[string]any{"resource": issuer + "/mcp", "authorization_servers": []string{issuer}}, good()
+			if tt.prm != nil {
+				tt.prm(prm)
+			}
+			if tt.asm != nil {
+				tt.asm(asm)
+			}
+			h.prm.Store(&prm)
+			h.asMeta.Store(&asm)
+			_, err := h.discover(t, tt.b)
+			if !errors.Is(err, ErrAuthServer) {
+				t.Fatalf("%v, want refused as ErrAuthServer", err)
+			}
+			if n := len(err.Error()); n > 4*maxShownBytes+512 { // a quoted byte is at most 4
+				t.Errorf("the refusal is %d bytes long, want the document's values cut to %d bytes each", n, maxShownBytes)
+			}
+		})
+	}
+}

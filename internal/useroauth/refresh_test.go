@@ -1,7 +1,9 @@
 package useroauth
 
 import (
+	"context"
 	"errors"
+	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -387,6 +389,90 @@ func TestInvalidGrantAfterAnotherRefresh(t *testing.T) {
 	}
 }
 
+// TestRefreshKeepsThroughRecordChanges: while a refresh is at the server, the record it
+// replaces changes, on another replica sharing Redis, without changing its tokens: the backend
+// refuses the old access token on another call (Rejected marks the record), or a call seals it
+// again under the newest key. The refreshed tokens are still the caller's connection: stored, not revoked,
+// whereas the server has rotated the refresh token the record holds, so losing them loses the
+// grant at the next refresh.
+func TestRefreshKeepsThroughRecordChanges(t *testing.T) {
+	t.Parallel()
+	for name, change := range map[string]func(f *fixture, who vault.Caller, old string){
+		"the backend refuses the old token": func(f *fixture, who vault.Caller, old string) {
+			f.svc.Rejected(context.Background(), backendName, who.Issuer+"#"+who.Subject, old)
+		},
+		"sealed again": func(f *fixture, who vault.Caller, _ string) {
+			e, err := f.svc.Vault().Get(context.Background(), who, backendName)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if ok, err := f.svc.Vault().Swap(context.Background(), e, &e.Token); !ok || err != nil {
+				t.Errorf("sealing again: %v, %v", ok, err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, fixtureOptions{redis: true})
+			alice, old := connected(t, f)
+			other := newFixture(t, fixtureOptions{replicaOf: f}) // where the record changes
+			before, err := f.svc.Vault().Get(t.Context(), alice, backendName)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var once sync.Once
+			hook := func() { once.Do(func() { change(other, alice, old) }) }
+			f.asLink.beforeRefresh.Store(&hook)
+			f.clock.Advance(24 * time.Hour) // the access token expired: the next call refreshes it
+			fresh := f.mustToken(t, alice)
+			f.asLink.beforeRefresh.Store(nil)
+			e, err := f.svc.Vault().Get(t.Context(), alice, backendName)
+			switch {
+			case err != nil:
+				t.Fatal(err)
+			case fresh == old || e.AccessToken != fresh || e.RefreshToken == before.RefreshToken:
+				t.Fatalf("after the refresh: token changed %v, record holds it %v, refresh token rotated %v; want the refreshed tokens kept",
+					fresh != old, e.AccessToken == fresh, e.RefreshToken != before.RefreshToken)
+			case f.asLink.revoked(fresh) || f.asLink.revoked(e.RefreshToken):
+				t.Fatal("the refreshed tokens were revoked")
+			}
+			// The grant lives on: the next refresh is answered.
+			f.clock.Advance(24 * time.Hour)
+			if again := f.mustToken(t, alice); again == fresh {
+				t.Error("the next refresh kept the token")
+			}
+		})
+	}
+}
+
+// TestRefusedRefreshEndsAChangedRecord: a refresh the server refuses for good (invalid_grant)
+// ends the grant also when the record changed meanwhile without changing its tokens (the
+// backend refused the old access token on another call, on another replica sharing Redis): the
+// record holding the refused refresh token goes and the call asks for consent, instead of
+// getting the old access token, which the server and the backend both refuse.
+func TestRefusedRefreshEndsAChangedRecord(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixtureOptions{redis: true})
+	alice, old := connected(t, f)
+	other := newFixture(t, fixtureOptions{replicaOf: f}) // where the backend refuses the old token
+	var once sync.Once
+	hook := func() {
+		once.Do(func() { other.svc.Rejected(context.Background(), backendName, alice.Issuer+"#"+alice.Subject, old) })
+	}
+	f.asLink.beforeRefresh.Store(&hook)
+	f.asLink.answer.Store(&tokenAnswer{http.StatusBadRequest, `{"error":"invalid_grant"}`})
+	f.clock.Advance(24 * time.Hour)
+	tok, ok, err := f.svc.Token(t.Context(), backendName, alice)
+	f.asLink.answer.Store(nil)
+	f.asLink.beforeRefresh.Store(nil)
+	if ok || err != nil {
+		t.Errorf("Token: the old one %v, ok %v, %v; want none (consent)", tok == old, ok, err)
+	}
+	if _, err := f.svc.Vault().Get(t.Context(), alice, backendName); !errors.Is(err, vault.ErrNotFound) {
+		t.Errorf("the record: %v, want it removed", err)
+	}
+}
+
 // TestRefreshTooLargeToKeep: a refresh whose answer does not fit a record (the server's new
 // access token is larger than maxRecordBytes allows) is not the store being away: no retry can
 // store it. The call is not failed as retryable forever with the refresh lock held; the record
@@ -510,4 +596,46 @@ func TestCallerCooldownsBounded(t *testing.T) {
 	if c, ok := st.callerCool[who(maxCallerCooldowns+99)]; !ok || c.active(now) == nil {
 		t.Error("the newest caller's cooldown was not kept")
 	}
+}
+
+// TestRemovedRecordsAreRevoked: a record the gateway removes on its own, without a server's
+// refusal of its grant, holds tokens the server still takes: the backend refusing the caller's
+// token again soon after a refresh, or the backend's resource changing in the configuration.
+// They are revoked at the server that issued them (best effort), not left valid with nobody
+// holding them.
+func TestRemovedRecordsAreRevoked(t *testing.T) {
+	t.Parallel()
+	t.Run("refused again by the backend", func(t *testing.T) {
+		f := newFixture(t, fixtureOptions{})
+		alice, tok := connected(t, f)
+		key := alice.Issuer + "#" + alice.Subject
+		f.svc.Rejected(t.Context(), backendName, key, tok)
+		fresh := f.mustToken(t, alice) // refreshed once
+		e, err := f.svc.Vault().Get(t.Context(), alice, backendName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.svc.Rejected(t.Context(), backendName, key, fresh) // again, soon: the record goes
+		f.noToken(t, alice)
+		if !f.asLink.revoked(e.RefreshToken) {
+			t.Error("the removed record's refresh token was not revoked")
+		}
+	})
+	t.Run("the backend's resource changed", func(t *testing.T) {
+		f := newFixture(t, fixtureOptions{})
+		alice, _ := connected(t, f)
+		e, err := f.svc.Vault().Get(t.Context(), alice, backendName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		moved := *e
+		moved.Resource = "https://elsewhere.example/mcp"
+		if ok, err := f.svc.Vault().Swap(t.Context(), e, &moved.Token); !ok || err != nil {
+			t.Fatalf("moving the record: %v, %v", ok, err)
+		}
+		f.noToken(t, alice)
+		if !f.asLink.revoked(e.RefreshToken) {
+			t.Error("the removed record's refresh token was not revoked")
+		}
+	})
 }

@@ -191,3 +191,38 @@ func TestRevocationRacesRefresh(t *testing.T) {
 		})
 	}
 }
+
+// TestRetiredBackendsFreeTheirRecords: a caller's records are bounded by the number of per-user
+// backends, and a backend the configuration no longer has (renamed, removed, or no longer
+// per-user) keeps its records in the shared store until they expire unused, where no page
+// shows them and no revocation names them. A connect that finds the caller's budget full with
+// such records removes them and is kept, on Redis shared by a replica of the old configuration
+// and one of the new; a record of a backend still configured stays.
+func TestRetiredBackendsFreeTheirRecords(t *testing.T) {
+	t.Parallel()
+	other := func(name string) Backend {
+		return Backend{Name: name, URL: "https://" + name + ".example/mcp", ClientID: "gateway-at-" + name}
+	}
+	old := newFixture(t, fixtureOptions{redis: true, more: []Backend{other("kept"), other("retired")}})
+	// The new configuration: "retired" is gone.
+	f := newFixture(t, fixtureOptions{replicaOf: old, more: []Backend{other("kept")}})
+	alice := old.caller(realop.UserID)
+	for _, name := range []string{"kept", "retired"} {
+		if err := old.svc.Vault().Put(t.Context(), &vault.Token{Issuer: alice.Issuer, Subject: alice.Subject, Backend: name,
+			Resource: "https://" + name + ".example/mcp", AuthServer: "https://" + name + ".example", ClientID: "gateway-at-" + name,
+			AccessToken: "at-" + name + "-1c", Connected: old.clock.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if status, body := f.browser(t).connect(f.link(t, alice), f.idp.Username(), f.as.Username()); status != http.StatusOK {
+		t.Fatalf("connect with the budget full with a retired backend's record: %d\n%s", status, body)
+	}
+	f.mustToken(t, alice)
+	if _, err := old.svc.Vault().Get(t.Context(), alice, "retired"); !errors.Is(err, vault.ErrNotFound) {
+		t.Errorf("the retired backend's record: %v, want it removed", err)
+	}
+	if _, err := f.svc.Vault().Get(t.Context(), alice, "kept"); err != nil {
+		t.Errorf("the record of a backend still configured: %v, want it kept", err)
+	}
+	expectContains(t, "the log", f.log.String(), "useroauth: records of backends no longer configured removed")
+}

@@ -188,6 +188,10 @@ func TestTokenAnswerFields(t *testing.T) {
 		{"scope wider", `"expires_in":600,"scope":"notes admin"`, 10 * time.Minute, "notes admin"},
 		{"scope a list", `"expires_in":600,"scope":["notes","admin"]`, 10 * time.Minute, "notes admin"},
 		{"scope an object", `"expires_in":600,"scope":{"notes":true}`, 10 * time.Minute, asked},
+		// An error member without a code is no refusal: serializers that write every field.
+		{"error null", `"expires_in":600,"error":null,"error_description":null`, 10 * time.Minute, asked},
+		{"error empty", `"expires_in":600,"error":""`, 10 * time.Minute, asked},
+		{"error false", `"expires_in":600,"error":false`, 10 * time.Minute, asked},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			alice := f.caller(realop.UserID)
@@ -213,6 +217,31 @@ func TestTokenAnswerFields(t *testing.T) {
 			}
 			if _, err := f.svc.Vault().Take(t.Context(), alice, backendName); err != nil {
 				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestRefreshAnswerWithEmptyError: a refresh answered with new tokens beside an error member
+// that says nothing (null, "": a serializer writing every field) is a success: the rotated
+// tokens are stored and used, not taken for a failure that would lose them (the server has
+// rotated the refresh token the record holds, so the grant would end at the next refresh).
+func TestRefreshAnswerWithEmptyError(t *testing.T) {
+	t.Parallel()
+	for _, member := range []string{`"error":null,"error_description":null,"error_uri":null`, `"error":""`, `"error":false`} {
+		t.Run(member, func(t *testing.T) {
+			f := newFixture(t, fixtureOptions{}) // one each: its clock moves a day
+			alice, _ := connected(t, f)
+			f.clock.Advance(24 * time.Hour) // the access token expired; past any cooldown
+			f.asLink.answer.Store(&tokenAnswer{http.StatusOK,
+				`{"access_token":"at-rotated-e0","token_type":"Bearer","refresh_token":"rt-rotated-e0","expires_in":600,` + member + `}`})
+			tok, ok, err := f.svc.Token(t.Context(), backendName, alice)
+			f.asLink.answer.Store(nil)
+			if err != nil || !ok || tok != "at-rotated-e0" {
+				t.Fatalf("token %q, ok %v, %v; want the refreshed token", tok, ok, err)
+			}
+			if e, err := f.svc.Vault().Get(t.Context(), alice, backendName); err != nil || e.RefreshToken != "rt-rotated-e0" {
+				t.Fatalf("record %v, %v; want the rotated refresh token kept", e, err)
 			}
 		})
 	}

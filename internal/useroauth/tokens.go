@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/callerkey"
+	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/vault"
 )
 
@@ -118,6 +119,8 @@ func (s *Service) Rejected(ctx context.Context, backend, caller, token string) {
 	if removed, err := s.vault.Delete(ctx, who, backend, e); err == nil && removed {
 		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: the backend refused the caller's token; the record was removed",
 			slog.String("subject", caller), slog.String("upstream", backend))
+		// The server may still take its refresh token: not left valid with nobody holding it.
+		s.revokeTokens(ctx, s.backends[backend], &e.Token)
 	}
 }
 
@@ -136,8 +139,11 @@ func (s *Service) usable(ctx context.Context, st *backendState, who vault.Caller
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	if e.Resource != st.cfg.resource() || (st.cfg.AuthServer != "" && e.AuthServer != st.cfg.AuthServer) {
-		// Tokens go only to the resource they were issued for.
-		s.drop(ctx, who, st.cfg.Name, e, "the backend's resource or authorization server changed")
+		// Tokens go only to the resource they were issued for; the server that issued them,
+		// when it is still the backend's, revokes them (revokeTokens asks no other).
+		if s.drop(ctx, who, st.cfg.Name, e, "the backend's resource or authorization server changed") {
+			s.revokeTokens(ctx, st, &e.Token)
+		}
 		return nil, nil
 	}
 	return e, nil
@@ -324,7 +330,7 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 	if tr.Scope != "" {
 		t.Scope = tr.Scope
 	}
-	swapped, err := s.vault.Swap(ctx, e, &t)
+	swapped, err := storeRefreshed(ctx, s.vault, who, e, &t)
 	switch {
 	case err != nil && !vault.IsUnavailable(err):
 		// The answer does not fit a record (ErrTooLarge): no retry will store it, so it is
@@ -347,16 +353,51 @@ func (s *Service) refreshNow(ctx context.Context, st *backendState, who vault.Ca
 	return &vault.Entry{Token: t}, nil
 }
 
+// storeRefreshed stores t, e's tokens refreshed, in place of e, and reports whether it did:
+// also when the record changed meanwhile without changing its tokens (the backend refused its
+// access token on another call, Rejected; a replica sealed it again under the newest key),
+// since the refreshed tokens are still the caller's connection (the server may have rotated the
+// refresh token the record holds: kept, it would end the grant at the next refresh), keeping
+// the record's Refused. false when the record holds other tokens now, or none (a disconnect, a
+// new consent, another replica's refresh), which win.
+func storeRefreshed(ctx context.Context, v *vault.Vault, who vault.Caller, e *vault.Entry, t *vault.Token) (bool, error) {
+	cur := e
+	for range maxKeepReads {
+		swapped, err := v.Swap(ctx, cur, t)
+		if err != nil || swapped {
+			return swapped, err
+		}
+		now, err := v.Get(ctx, who, t.Backend)
+		switch {
+		case vault.IsUnavailable(err):
+			return false, err
+		case err != nil || now.AccessToken != e.AccessToken || now.RefreshToken != e.RefreshToken:
+			return false, nil
+		}
+		cur, t.Refused = now, now.Refused
+	}
+	return false, fmt.Errorf("%w: the record kept changing while the refreshed tokens were stored", store.ErrUnavailable)
+}
+
 // endGrant removes e, whose grant the authorization server ended (why), so the next call asks
-// for consent; it counts the refresh as refused. When the record is no longer e (refreshed or
-// connected anew meanwhile: the refused token was already rotated away), that record is the
-// caller's connection, not consent.
+// for consent; it counts the refresh as refused. A record changed meanwhile that still holds
+// e's refresh token (the backend refused its access token, Rejected; sealed again) goes too;
+// one that holds another (refreshed or connected anew meanwhile: the refused token was already
+// rotated away) is the caller's connection, not consent.
 func (s *Service) endGrant(ctx context.Context, st *backendState, who vault.Caller, e *vault.Entry, why string) (*vault.Entry, error) {
 	s.obs.Refresh(st.cfg.Name, RefreshInvalidGrant)
-	if s.drop(ctx, who, st.cfg.Name, e, why) {
-		return nil, nil
+	cur := e
+	for range maxKeepReads {
+		if s.drop(ctx, who, st.cfg.Name, cur, why) {
+			return nil, nil
+		}
+		now, err := s.usable(ctx, st, who)
+		if err != nil || now == nil || now.RefreshToken != e.RefreshToken {
+			return now, err
+		}
+		cur = now
 	}
-	return s.usable(ctx, st, who)
+	return nil, fmt.Errorf("%w: the record kept changing while it was being removed", ErrUnavailable)
 }
 
 // refusalCode is the error code of an authorization server's refusal (already kept to the

@@ -57,7 +57,7 @@ func (p pendingStore) run(release func()) {
 			return
 		case <-t.C:
 		}
-		swapped, err := s.vault.Swap(ctx, u.old, &u.fresh)
+		swapped, err := storeRefreshed(ctx, s.vault, who, u.old, &u.fresh)
 		if err != nil {
 			continue
 		}

@@ -244,6 +244,32 @@ func (v *Vault) takeOwned(ctx context.Context, owner Owner, backend string) (*En
 	return last, nil
 }
 
+// RemoveRetired removes who's records of backends that are not current (the configuration no
+// longer has them), whatever they hold, and returns how many went. Their tokens are not
+// revoked: no configured backend names the server that issued them or the gateway's client
+// there.
+func (v *Vault) RemoveRetired(ctx context.Context, who Caller, current func(backend string) bool) (int, error) {
+	owner := string(who.Owner())
+	all, err := v.recs.OwnerRecords(ctx, owner, v.life())
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for backend, rec := range all {
+		if current(backend) {
+			continue
+		}
+		removed, err := v.recs.DeleteRecord(ctx, owner, backend, rec)
+		if err != nil {
+			return n, err
+		}
+		if removed {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // Count returns how many callers hold a record for backend.
 func (v *Vault) Count(ctx context.Context, backend string) (int64, error) {
 	return v.recs.CountRecords(ctx, backend, v.life())

@@ -74,6 +74,7 @@ func TestVault(t *testing.T) {
 			t.Run("refresh lock", func(t *testing.T) { testLock(t, open) })
 			t.Run("a release leaves a lock taken as it reads", func(t *testing.T) { testLockTakenDuringRelease(t, open) })
 			t.Run("take removes before the caller revokes", func(t *testing.T) { testTake(t, open) })
+			t.Run("records of retired backends", func(t *testing.T) { testRemoveRetired(t, open) })
 		})
 	}
 }
@@ -439,5 +440,34 @@ func TestOwnerSpelling(t *testing.T) {
 			t.Errorf("%q and %q share the owner %q", c, other, o)
 		}
 		seen[o] = c
+	}
+}
+
+// testRemoveRetired: RemoveRetired removes the caller's records of backends that are not
+// current, and only those, and only the caller's.
+func testRemoveRetired(t *testing.T, open func(t *testing.T) (store.Records, store.Store)) {
+	recs, locks := open(t)
+	v := newVault(t, recs, locks, keyA)
+	ctx := context.Background()
+	bob := Caller{Issuer: alice.Issuer, Subject: "bob"}
+	for _, tok := range []*Token{tokenFor(alice, "saas", "a1"), tokenFor(alice, "gone", "a2"), tokenFor(bob, "gone", "b1")} {
+		if err := v.Put(ctx, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := v.RemoveRetired(ctx, alice, func(backend string) bool { return backend == "saas" })
+	if n != 1 || err != nil {
+		t.Fatalf("RemoveRetired = %d, %v; want 1", n, err)
+	}
+	if _, err := v.Get(ctx, alice, "gone"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("alice's retired record: %v, want removed", err)
+	}
+	for _, c := range []struct {
+		who     Caller
+		backend string
+	}{{alice, "saas"}, {bob, "gone"}} {
+		if _, err := v.Get(ctx, c.who, c.backend); err != nil {
+			t.Errorf("%s %s: %v, want kept", c.who.Subject, c.backend, err)
+		}
 	}
 }
