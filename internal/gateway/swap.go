@@ -72,6 +72,7 @@ type mcpHandler struct{ g *gateway }
 func (h mcpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := h.g.enter()
 	defer c.gate.leave()
+	closeAfterChunked(w, r)
 	boundBody(w, r, c.cfg.Server.BodyReadTimeout)
 	if tc, ok := r.Context().Value(connKey{}).(*trackedConn); ok {
 		tc.hold(c, 1)
@@ -94,8 +95,23 @@ type adminHandler struct{ g *gateway }
 
 func (h adminHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := h.g.current.Load()
+	closeAfterChunked(w, r)
 	boundBody(w, r, c.cfg.Server.BodyReadTimeout)
 	c.adminEcho.ServeHTTP(w, r)
+}
+
+// closeAfterChunked closes an HTTP/1.1 connection once it has answered a request whose body
+// came chunked. net/http reads such a body by its chunks and drops any Content-Length sent
+// beside Transfer-Encoding before the handler sees the request, so the handler cannot tell a
+// request that sent both; RFC 9112 §6.1 has the server close the connection after answering
+// one, since a proxy in front that framed the body by its Content-Length may have sent what
+// this server reads as the next request (request smuggling). Chunked request bodies are rare
+// (the SDKs send a length), so every one is treated so: the client opens a new connection for
+// its next request, and whatever followed the body on this one is never read.
+func closeAfterChunked(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor == 1 && len(r.TransferEncoding) > 0 {
+		w.Header().Set("Connection", "close")
+	}
 }
 
 // boundBody gives the body of r, if it has one, server.bodyReadTimeout to arrive, whatever
