@@ -529,11 +529,12 @@ func wantBudgetFrees(t *testing.T, h http.Header, body string, window time.Durat
 }
 
 // TestDPoPPublicURLNormalises: with DPoP on, a server.publicURL that has no htu normal form (a
-// query, user information, a host of other characters) is a configuration error: every proof's
-// htu is compared with it, so the gateway would otherwise start and refuse every DPoP request.
-// The same URLs stay accepted with DPoP off.
+// query, a host of other characters) is a configuration error: every proof's htu is compared
+// with it, so the gateway would otherwise start and refuse every DPoP request. The same URLs stay
+// accepted with DPoP off. (User information is refused whatever DPoP's mode:
+// TestPublishedURLsCarryNoUserInfo.)
 func TestDPoPPublicURLNormalises(t *testing.T) {
-	for _, public := range []string{"https://mcp.test.invalid/mcp?tenant=a", "https://user@mcp.test.invalid/mcp", "https://bücher.test.invalid/mcp"} {
+	for _, public := range []string{"https://mcp.test.invalid/mcp?tenant=a", "https://bücher.test.invalid/mcp"} {
 		cfg := &Config{Log: LogConfig{Level: "error", Format: "text"}}
 		cfg.Server.Listen, cfg.Admin.Listen = "127.0.0.1:0", "127.0.0.1:0"
 		cfg.Auth.Issuers = []authz.IssuerConfig{{Issuer: "https://issuer.test.invalid"}}

@@ -142,7 +142,11 @@ func TestReloadAskedForDuringAWaitAppliesTheLatestFile(t *testing.T) {
 		if n := metricValue(t, f.gw, `mcp_gateway_config_reloads_total{result="success"}`); n != 2 {
 			t.Fatalf("%v reloads applied, want 2: the first, then only the latest file", n)
 		}
-		f.waitLog(t, `"msg":"configuration reloaded"`)
+		// Log lines are written through a queue, after the metric counts the reload: wait for
+		// both lines, then no more may have come.
+		mcptest.WaitFor(t, "the log to say the configuration was reloaded twice", func() bool {
+			return strings.Count(f.logs.String(), `"msg":"configuration reloaded"`) >= 2
+		})
 		if n := strings.Count(f.logs.String(), `"msg":"configuration reloaded"`); n != 2 {
 			t.Fatalf("%d configurations applied, want 2: the stale file must never serve", n)
 		}
