@@ -226,7 +226,9 @@ func caseInsensitiveUpstreams(ups []UpstreamConfig) []string {
 // UpstreamAuth is upstreams.AuthConfig with the client secret given as a secret.
 type UpstreamAuth struct {
 	upstreams.AuthConfig `yaml:",inline"`
-	// ClientSecret authenticates the gateway at the token endpoint (file, env or value).
+	// ClientSecret authenticates the gateway at the token endpoint (file, env or value). With
+	// type userOAuth it needs authServer: the secret goes to that server alone, never to one
+	// the backend's resource metadata names.
 	ClientSecret Secret `yaml:"clientSecret"`
 }
 

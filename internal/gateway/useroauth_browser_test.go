@@ -156,7 +156,7 @@ func startUserOAuthSite(t *testing.T, o uoSiteOptions) *userOAuthSite {
 
 func (s *userOAuthSite) config(mcpAddr, adminAddr, redisURL string, secrets map[string]string) map[string]any {
 	file := func(k string) map[string]any { return map[string]any{"file": secrets[k]} }
-	auth := map[string]any{"type": "userOAuth", "clientID": uoASClient, "clientSecret": file("as"),
+	auth := map[string]any{"type": "userOAuth", "clientID": uoASClient, "clientSecret": file("as"), "authServer": s.as.Issuer(),
 		"scopes": []string{"openid", "offline_access", "notes"}}
 	if s.asTimeout != "" {
 		auth["timeout"] = s.asTimeout

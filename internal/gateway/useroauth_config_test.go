@@ -23,7 +23,10 @@ func TestUserOAuthConfig(t *testing.T) {
 		name, yaml string
 		want       []string // empty: valid
 	}{
-		{"valid", base + approval + keys + upstream + "    clientID: gw\n    clientSecret: {value: s}\n", nil},
+		{"valid", base + approval + keys + upstream + "    clientID: gw\n    clientSecret: {value: s}\n    authServer: https://as.example\n", nil},
+		{"a public client without authServer", base + approval + keys + upstream + "    clientID: gw\n", nil},
+		{"a secret without authServer", base + approval + keys + upstream + "    clientID: gw\n    clientSecret: {value: s}\n",
+			[]string{"upstreams[0].auth.authServer: required with a clientSecret", "resource metadata names"}},
 		{"metadata document", base + approval + keys + upstream + "    registration: metadataDocument\n", nil},
 		{"nothing it needs", base + upstream, []string{"approval", "userOAuth.keys", "clientID", "required with registration static"}},
 		{"a short vault key", base + approval + upstream + "    clientID: gw\n" +

@@ -196,14 +196,16 @@ type Backend struct {
 	// and the resource the metadata must name. Default URL.
 	Resource string
 	// AuthServer is the issuer of the authorization server. Default: the one the backend's
-	// protected resource metadata lists (it must list exactly one then).
+	// protected resource metadata lists (it must list exactly one then). Required with a
+	// ClientSecret.
 	AuthServer string
 	// Scopes are requested. Default: the scopes_supported of the resource metadata.
 	Scopes []string
 	// Registration is how the gateway is a client there. Default RegistrationStatic.
 	Registration Registration
 	// ClientID and ClientSecret are the static registration's client (the secret is empty for a
-	// public client).
+	// public client). A secret needs AuthServer: it is sent to that server's token and
+	// revocation endpoints only.
 	ClientID, ClientSecret string
 	// Timeout bounds one request to the authorization server. Default DefaultTimeout.
 	Timeout time.Duration
@@ -221,6 +223,12 @@ func (b *Backend) Problems() []error {
 	case "", RegistrationStatic:
 		if b.ClientID == "" {
 			add("clientID", "required with registration static (the default)")
+		}
+		if b.ClientSecret != "" && b.AuthServer == "" {
+			// Without authServer the backend's own resource metadata names the server, and
+			// the secret would go to whichever server a compromised backend names.
+			add("authServer", "required with a clientSecret: the secret is registered at one authorization server and is sent "+
+				"to it alone, not to whichever server the backend's resource metadata names; set authServer to its issuer")
 		}
 	case RegistrationMetadataDocument, RegistrationDynamic:
 		if b.ClientID != "" || b.ClientSecret != "" {

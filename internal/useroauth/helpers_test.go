@@ -151,7 +151,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		RedirectURL: base + "/signin/callback", SessionTTL: 10 * time.Minute}, ring, nil, f.clock.Now)
 	b := Backend{Name: backendName, URL: f.backend.URL(), Registration: o.registration, Timeout: cmp.Or(o.timeout, time.Second)}
 	if o.registration == "" || o.registration == RegistrationStatic {
-		b.ClientID, b.ClientSecret = asClientID, asClientSecret
+		b.ClientID, b.ClientSecret, b.AuthServer = asClientID, asClientSecret, f.as.Issuer()
 		f.redirect = base + "/connect/callback/" + backendName
 		f.as.AddJWTWebClient(asClientID, asClientSecret, f.redirect)
 	}

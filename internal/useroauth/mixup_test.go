@@ -35,7 +35,7 @@ func startHostileAS(t *testing.T) *hostileAS {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": base, "authorization_endpoint": base + "/authorize",
 			"token_endpoint": base + "/token", "response_types_supported": []string{"code"},
-			"code_challenge_methods_supported": []string{"S256"}})
+			"code_challenge_methods_supported": []string{"S256"}, "client_id_metadata_document_supported": true})
 	})
 	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
 		u, _ := url.Parse(*h.victimAuthorize.Load())
@@ -179,10 +179,14 @@ func TestMetadataDocumentPerBackend(t *testing.T) {
 // TestRefreshTokenStaysWithItsServer: a backend whose resource metadata comes to name another
 // authorization server (its operator moved, or it was compromised) never has the gateway send
 // that server a refresh token the first one issued, even when the gateway's client id is the
-// same at both: the record, issued by another server, is removed, and the user connects again.
+// same at both (a Client ID Metadata Document: a static client with a secret has its server
+// configured, so the metadata does not choose it): the record, issued by another server, is
+// removed, and the user connects again.
 func TestRefreshTokenStaysWithItsServer(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, fixtureOptions{})
+	f := newFixture(t, fixtureOptions{registration: RegistrationMetadataDocument,
+		authServer: realop.AuthServerOptions{MetadataDocuments: true}})
+	f.as.SetDocumentClient(f.srv.Client())
 	alice, _ := connected(t, f)
 	other := startHostileAS(t)
 	f.asLink.resourceAS.Store(&other.srv.URL)

@@ -77,7 +77,7 @@ func bareService(t *testing.T, client *http.Client) *Service {
 	signIn := webpage.NewSignIn(webpage.SignInConfig{Issuer: "https://idp.example", ClientID: "pages",
 		RedirectURL: "https://gw.example/signin/callback", SessionTTL: time.Minute}, ring, nil, nil)
 	svc, err := New(Config{Keys: testKeys}.WithDefaults(), []Backend{{Name: backendName, URL: "https://saas.example/mcp",
-		ClientID: "gw", ClientSecret: "client-secret-9kX2", Timeout: time.Second}},
+		AuthServer: "https://as.example", ClientID: "gw", ClientSecret: "client-secret-9kX2", Timeout: time.Second}},
 		Deps{Records: mem, Store: mem, Replay: mem, Keys: ring, SignIn: signIn, BaseURL: "https://gw.example",
 			Logger: slog.New(slog.DiscardHandler), HTTPClient: client})
 	if err != nil {

@@ -88,6 +88,12 @@ func (a *asClient) clientFor(ctx context.Context, st *backendState, d *discovere
 	case RegistrationDynamic:
 		return a.dynamicClient(ctx, st, d)
 	}
+	if st.cfg.ClientSecret != "" && (st.cfg.AuthServer == "" || d.as.Issuer != st.cfg.AuthServer) {
+		// The secret is registered at the configured server: one a backend's metadata named
+		// instead must not receive it (Backend.Problems refuses the configuration already).
+		return client{}, fmt.Errorf("%w: %s: the client secret is for the configured authServer, not for %q",
+			ErrAuthServer, st.cfg.Name, shown(d.as.Issuer))
+	}
 	return client{ID: st.cfg.ClientID, Secret: st.cfg.ClientSecret}, nil
 }
 

@@ -66,7 +66,8 @@ type AuthConfig struct {
 	// (static Headers only).
 	Type string `yaml:"type"`
 	// AuthServer is, for AuthUserOAuth, the issuer of the backend's authorization server.
-	// Default: the one its protected resource metadata (RFC 9728) names.
+	// Default: the one its protected resource metadata (RFC 9728) names. Required with a
+	// clientSecret: the secret goes to this server alone, never to one the backend names.
 	AuthServer string `yaml:"authServer"`
 	// Registration is, for AuthUserOAuth, how the gateway is a client of that server: static
 	// (the default: ClientID and ClientSecret), metadataDocument (a Client ID Metadata
@@ -78,7 +79,8 @@ type AuthConfig struct {
 	ClientID string `yaml:"clientID"`
 	// ClientSecret is the client secret, already resolved by the caller from a file or the
 	// environment; sent with client_secret_basic and never logged. Not read from YAML: the
-	// caller's configuration gives it as a secret reference.
+	// caller's configuration gives it as a secret reference. For AuthUserOAuth, optional (a
+	// public client has none) and only with AuthServer.
 	ClientSecret string `yaml:"-"`
 	// Scopes are requested as the space-separated scope parameter. Optional.
 	Scopes []string `yaml:"scopes"`
