@@ -183,9 +183,13 @@ func (p *Policy) evaluate(pr *Principal, kind Kind, upstream, name string) Decis
 			continue
 		}
 		if r.scopesHold(pr) {
+			var dpopScopes []string
+			if r.dpop {
+				dpopScopes = r.required // what a DPoP-bound token must carry (Service.DPoPChallenge)
+			}
 			return Decision{Effect: Allow, RuleID: r.id, Reason: DecisionAllowed, Confirm: r.confirm.Enabled(),
 				ConfirmURL: r.confirm == ConfirmURL, ConfirmFallbackClientForm: r.fallback, RateLimit: r.rateLimit,
-				RateItem: r.rateItem(kind, name, folded), DPoPRequired: r.dpop}
+				RateItem: r.rateItem(kind, name, folded), DPoPRequired: r.dpop, RequiredScopes: dpopScopes}
 		}
 		if stepUp == nil {
 			stepUp = r

@@ -67,8 +67,8 @@ type Decision struct {
 	RuleID string `json:"ruleId,omitempty"`
 	// Reason is one of the Decision* constants.
 	Reason string `json:"reason"`
-	// RequiredScopes, for StepUp, are all scopes the deciding rule needs.
-	// Shared with the compiled policy: do not modify.
+	// RequiredScopes, for StepUp and for an Allow with DPoPRequired (whose 401 names them), are
+	// all scopes the deciding rule needs. Shared with the compiled policy: do not modify.
 	RequiredScopes []string `json:"requiredScopes,omitempty"`
 	// Confirm, for Allow, asks the gateway for user confirmation (MRTR).
 	Confirm bool `json:"confirm,omitempty"`
