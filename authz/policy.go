@@ -161,7 +161,9 @@ type RuleConfig struct {
 	ListWithoutScopes bool `yaml:"listWithoutScopes"`
 	// DPoP is "required" to allow what the rule targets only to callers who present a
 	// DPoP-bound token with a proof of possession (RFC 9449); others get 401 with a DPoP
-	// challenge. Empty: the issuer's auth.dpop mode decides. Only an allow rule takes it.
+	// challenge, and lists (tools/list, find_tools) do not show them what the rule allows, as
+	// lists show only what a call allows. Empty: the issuer's auth.dpop mode decides. Only an
+	// allow rule takes it.
 	DPoP string `yaml:"dpop"`
 }
 
