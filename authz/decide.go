@@ -104,10 +104,19 @@ func (p *Policy) Decide(ctx context.Context, pr *Principal, kind Kind, upstream,
 	return d
 }
 
-// Visible reports whether the item belongs in a list for pr: exactly when
-// Decide would return Allow. It does not log.
+// Visible reports whether the item belongs in a list for pr: exactly when Decide would return
+// Allow and the call would pass, so not for a caller without a DPoP-bound token where the
+// deciding rule requires one (dpop: required), whose call is refused as a step-up's is. It does
+// not log.
 func (p *Policy) Visible(pr *Principal, kind Kind, upstream, name string) bool {
-	return p.evaluate(pr, kind, upstream, name).Effect == Allow
+	return usable(p.evaluate(pr, kind, upstream, name), pr)
+}
+
+// usable reports whether d lets pr call the item: an Allow whose rule, if it requires DPoP, has
+// a caller who proved possession of its token's key (a principal with cnf.jkt authenticated
+// only with a proof: a bound token as Bearer is refused).
+func usable(d Decision, pr *Principal) bool {
+	return d.Effect == Allow && (!d.DPoPRequired || pr.JKT != "")
 }
 
 // Callable reports whether a call of the item by pr is answered as the item's own, allowed or
@@ -120,11 +129,12 @@ func (p *Policy) Callable(pr *Principal, kind Kind, upstream, name string) bool 
 // Listing reports whether the item belongs in a list for pr and, for an item listed only
 // because the rule deciding its step-up says listWithoutScopes, the scopes a call needs (every
 // one the rule requires, as the 403 challenge names them; shared, do not modify). An item a
-// call allows is listed with nil scopes. It does not log.
+// call allows is listed with nil scopes; one whose rule requires DPoP, only to a caller with a
+// DPoP-bound token (Visible). It does not log.
 func (p *Policy) Listing(pr *Principal, kind Kind, upstream, name string) (listed bool, requiredScopes []string) {
 	d := p.evaluate(pr, kind, upstream, name)
 	switch {
-	case d.Effect == Allow:
+	case usable(d, pr):
 		return true, nil
 	case d.Effect == StepUp && d.ListWithoutScopes:
 		return true, d.RequiredScopes
@@ -183,9 +193,13 @@ func (p *Policy) evaluate(pr *Principal, kind Kind, upstream, name string) Decis
 			continue
 		}
 		if r.scopesHold(pr) {
+			var dpopScopes []string
+			if r.dpop {
+				dpopScopes = r.required // what a DPoP-bound token must carry (Service.DPoPChallenge)
+			}
 			return Decision{Effect: Allow, RuleID: r.id, Reason: DecisionAllowed, Confirm: r.confirm.Enabled(),
 				ConfirmURL: r.confirm == ConfirmURL, ConfirmFallbackClientForm: r.fallback, RateLimit: r.rateLimit,
-				RateItem: r.rateItem(kind, name, folded), DPoPRequired: r.dpop}
+				RateItem: r.rateItem(kind, name, folded), DPoPRequired: r.dpop, RequiredScopes: dpopScopes}
 		}
 		if stepUp == nil {
 			stepUp = r

@@ -304,10 +304,16 @@ func (s *Service) AuthenticateBearer(ctx context.Context, raw string) (*Principa
 // only where every issuer requires DPoP-bound tokens, which then come with the DPoP scheme.
 func (s *Service) BearerAccepted() bool { return s.dpop == nil || s.dpop.bearer }
 
-// DPoPChallenge is the challenge of a call whose policy rule requires DPoP (dpop: required)
-// from a caller who presented a bearer token.
-func (s *Service) DPoPChallenge() Challenge {
-	return s.dpopChallenge(ChallengeInvalidToken, "This operation requires a DPoP-bound access token")
+// DPoPChallenge is the challenge of a call that d, a rule requiring DPoP (dpop: required),
+// allows, from a caller who presented a bearer token. Its scope is every scope the rule needs,
+// what the DPoP-bound token must carry for this operation (MCP authorization: the 401 scope is
+// authoritative for the operation), or ScopesSupported for a rule that needs none.
+func (s *Service) DPoPChallenge(d Decision) Challenge {
+	c := s.dpopChallenge(ChallengeInvalidToken, "This operation requires a DPoP-bound access token")
+	if len(d.RequiredScopes) > 0 {
+		c.Scopes = d.RequiredScopes
+	}
+	return c
 }
 
 // InScheme returns c, a challenge decided after authentication (a token for another endpoint,
@@ -321,12 +327,10 @@ func (s *Service) InScheme(c Challenge, withProof bool) Challenge {
 }
 
 func (s *Service) dpopChallenge(code, desc string) Challenge {
-	c := Challenge{Scheme: dpop.Scheme, Error: code, Description: desc, ResourceMetadata: s.metadataURL}
+	c := Challenge{Scheme: dpop.Scheme, Error: code, Description: desc, ResourceMetadata: s.metadataURL,
+		Scopes: s.metadata.ScopesSupported}
 	if s.dpop != nil {
 		c.Algs = s.dpop.algs
-	}
-	if code == "" {
-		c.Scopes = s.metadata.ScopesSupported
 	}
 	return c
 }
@@ -335,8 +339,9 @@ func (s *Service) dpopChallenge(code, desc string) Challenge {
 // gets a DPoP challenge with its code; any other failure the Bearer challenge (without an error
 // code for ErrNoToken, with invalid_token and a fixed description per Reason otherwise), followed
 // by a DPoP challenge naming the accepted algorithms when DPoP is on. Where every issuer
-// requires DPoP the Bearer challenge is left out. scope is ScopesSupported (MCP authorization:
-// scope SHOULD be present on 401). Do not use it for ErrIssuerUnavailable,
+// requires DPoP the Bearer challenge is left out. Every one carries resource_metadata and, as
+// scope, ScopesSupported (MCP authorization: scope SHOULD be present on 401), DPoP failures
+// included. Do not use it for ErrIssuerUnavailable,
 // ErrReplayUnavailable or ErrProofBudget, which are not 401.
 func (s *Service) Unauthorized(err error) []Challenge {
 	var de *dpopError

@@ -306,7 +306,7 @@ func TestDPoPModes(t *testing.T) {
 		if Reason(err) != ReasonDPoPBinding {
 			t.Fatalf("bearer token with DPoP required: %v", err)
 		}
-		want := `DPoP error="invalid_token", error_description="This resource requires a DPoP-bound access token", algs="ES256 PS256", resource_metadata="https://mcp.example.test/.well-known/oauth-protected-resource/mcp"`
+		want := `DPoP error="invalid_token", error_description="This resource requires a DPoP-bound access token", algs="ES256 PS256", resource_metadata="https://mcp.example.test/.well-known/oauth-protected-resource/mcp", scope="tools:use"`
 		if got := only(t, f.svc.Unauthorized(err)).Header(); got != want {
 			t.Errorf("challenge\n%s\nwant\n%s", got, want)
 		}

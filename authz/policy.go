@@ -67,8 +67,8 @@ type Decision struct {
 	RuleID string `json:"ruleId,omitempty"`
 	// Reason is one of the Decision* constants.
 	Reason string `json:"reason"`
-	// RequiredScopes, for StepUp, are all scopes the deciding rule needs.
-	// Shared with the compiled policy: do not modify.
+	// RequiredScopes, for StepUp and for an Allow with DPoPRequired (whose 401 names them), are
+	// all scopes the deciding rule needs. Shared with the compiled policy: do not modify.
 	RequiredScopes []string `json:"requiredScopes,omitempty"`
 	// Confirm, for Allow, asks the gateway for user confirmation (MRTR).
 	Confirm bool `json:"confirm,omitempty"`
@@ -161,7 +161,9 @@ type RuleConfig struct {
 	ListWithoutScopes bool `yaml:"listWithoutScopes"`
 	// DPoP is "required" to allow what the rule targets only to callers who present a
 	// DPoP-bound token with a proof of possession (RFC 9449); others get 401 with a DPoP
-	// challenge. Empty: the issuer's auth.dpop mode decides. Only an allow rule takes it.
+	// challenge, and lists (tools/list, find_tools) do not show them what the rule allows, as
+	// lists show only what a call allows. Empty: the issuer's auth.dpop mode decides. Only an
+	// allow rule takes it.
 	DPoP string `yaml:"dpop"`
 }
 

@@ -124,6 +124,10 @@ func (s *Service) Metadata() ProtectedResourceMetadata {
 	return md
 }
 
+// ScopesSupported is the metadata document's scopes_supported, the scope of a 401 challenge
+// that no rule's scopes decide. Shared: do not modify.
+func (s *Service) ScopesSupported() []string { return s.metadata.ScopesSupported }
+
 // MetadataURL is the path-specific URL of the metadata document, as sent in
 // challenges. Serve the document there and at RootMetadataURL(resource).
 func (s *Service) MetadataURL() string { return s.metadataURL }

@@ -109,3 +109,71 @@ func TestGuardrailsStagePlace(t *testing.T) {
 		t.Error("stage mrtr-in does not run after guardrails")
 	}
 }
+
+// TestClientBodyDecodedOnce: a client's body is decoded by stage decode alone (decodeBody, under
+// the decode gate), which yields whatever the edges need of it, a pre-2026 client's answer
+// included (Incoming.Answer): no other function of mcphttp or its pre-2026 edge hands a client's
+// body (Incoming.Body, or the request's body field) to a jsonrpc decoder, and only decodeBody
+// calls the client decoders (Decode, DecodeClient).
+func TestClientBodyDecodedOnce(t *testing.T) {
+	decoders := map[string]bool{"Decode": true, "DecodeClient": true, "DecodeMessage": true}
+	fset := token.NewFileSet()
+	for _, dir := range []string{".", "pre2026"} {
+		paths, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		for _, p := range paths {
+			if strings.HasSuffix(p, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, p, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range f.Decls {
+				fn, ok := d.(*ast.FuncDecl)
+				if !ok || fn.Body == nil {
+					continue
+				}
+				ast.Inspect(fn.Body, func(n ast.Node) bool {
+					call, ok := n.(*ast.CallExpr)
+					if !ok {
+						return true
+					}
+					sel, ok := call.Fun.(*ast.SelectorExpr)
+					if !ok {
+						return true
+					}
+					if id, isID := sel.X.(*ast.Ident); !isID || id.Name != "jsonrpc" || !decoders[sel.Sel.Name] {
+						return true
+					}
+					if sel.Sel.Name != "DecodeMessage" && fn.Name.Name != "decodeBody" {
+						t.Errorf("%s: %s calls jsonrpc.%s: a client's body is decoded by decodeBody alone", fset.Position(call.Pos()), fn.Name.Name, sel.Sel.Name)
+					}
+					if fn.Name.Name != "decodeBody" && len(call.Args) > 0 && readsClientBody(call.Args[0]) {
+						t.Errorf("%s: %s decodes a client's body again: take what stage decode read (Incoming.Message, Params, Answer)", fset.Position(call.Pos()), fn.Name.Name)
+					}
+					return true
+				})
+			}
+		}
+	}
+}
+
+// readsClientBody reports whether e reads a client's body: a call of a Body method or a field
+// named body.
+func readsClientBody(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		switch v := n.(type) {
+		case *ast.CallExpr:
+			if sel, ok := v.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Body" {
+				found = true
+			}
+		case *ast.SelectorExpr:
+			if v.Sel.Name == "body" {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}

@@ -226,12 +226,17 @@ func issuerRetryAfter(err error) string {
 }
 
 // challenge is the error of a 400, 401 or 403 with its WWW-Authenticate challenges, one header
-// line each, in order.
+// line each, in order. Every challenge names resource_metadata and a scope to ask for (MCP
+// authorization): one that names none, decided by no rule (a token for another endpoint, a
+// malformed request), gets scopes_supported, like a missing token's.
 func (s *Server) challenge(status int, cs ...authz.Challenge) *Error {
 	values := make([]string, len(cs))
 	for i, c := range cs {
 		if c.ResourceMetadata == "" {
 			c.ResourceMetadata = s.auth.MetadataURL()
+		}
+		if len(c.Scopes) == 0 {
+			c.Scopes = s.auth.ScopesSupported()
 		}
 		values[i] = c.Header()
 	}
@@ -270,7 +275,7 @@ func (x *request) authorize(kind upstreams.Kind, target upstreams.Target) error 
 		if d.DPoPRequired && !x.caller.dpop {
 			// The rule allows only a caller who proved possession of its token's key.
 			s.metrics.AuthFailure(metrics.AuthDPoPBinding)
-			return x.challenge(http.StatusUnauthorized, s.auth.DPoPChallenge())
+			return x.challenge(http.StatusUnauthorized, s.auth.DPoPChallenge(d))
 		}
 		s.metrics.AuthzDecision(metrics.DecisionAllow, target.Upstream)
 		return nil

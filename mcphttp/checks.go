@@ -24,8 +24,9 @@ func (s *Server) decode(x *request) error {
 // decodeBody is decode without a turn at the gate: for a message of a batch, whose edge holds
 // one for the whole batch (Incoming.DecodeTurn).
 func (s *Server) decodeBody(x *request) error {
-	req, err := jsonrpc.Decode(x.in.body, s.limits)
+	req, answer, err := jsonrpc.DecodeClient(x.in.body, s.limits)
 	if err != nil {
+		x.in.answer = answer
 		var rpc *jsonrpc.Error
 		if errors.As(err, &rpc) && rpc.Code != jsonrpc.CodeParseError {
 			// Echo the id when it can be read, as clients match errors to requests by id.

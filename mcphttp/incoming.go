@@ -105,6 +105,11 @@ func (in *Incoming) Message() *jsonrpc.Request {
 	return in.x.in.req
 }
 
+// Answer is the JSON-RPC response the body is, read by stage decode, which refuses it (clients
+// of 2026-07-28 send none): a pre-2026 client's answer to one of the gateway's requests, with an
+// id and a "result" object or an "error" object. nil for any other body.
+func (in *Incoming) Answer() *jsonrpc.Message { return in.x.in.answer }
+
 // Params are the message's params as stage decode read them; nil when they did not decode.
 func (in *Incoming) Params() *jsonrpc.Params { return in.x.in.params }
 

@@ -102,7 +102,10 @@ type decoded struct {
 	params  *jsonrpc.Params  // decode
 	meta    *jsonrpc.Meta    // decode
 	err     error            // decode: why the body did not decode, for stage era
-	h       *handler         // method: the method's entry in the table
+	// answer is the response the body is, read by the same decode (jsonrpc.DecodeClient): a
+	// pre-2026 client's answer, for its edge; nil for anything else.
+	answer *jsonrpc.Message
+	h      *handler // method: the method's entry in the table
 	// client is the params the client sent once a later stage replaced them (replaceParams);
 	// nil while params are the client's.
 	client *jsonrpc.Params

@@ -26,20 +26,31 @@ func (r *Request) IsNotification() bool { return r.ID == nil }
 // names, no unknown top-level members, no batches and no responses. The error is always an
 // *Error carrying the code the client should see.
 func Decode(body []byte, lim Limits) (*Request, error) {
+	req, _, err := DecodeClient(body, lim)
+	return req, err
+}
+
+// DecodeClient is Decode that also reads, in the same pass, a body Decode refuses only for being
+// a response: a pre-2026 client's answer to one of the server's requests. answer is set, beside
+// Decode's refusal, only for one JSON-RPC 2.0 response with an id, no method, and a "result"
+// object or an "error" object, not both; for anything else it is nil. The body is never
+// decoded twice.
+func DecodeClient(body []byte, lim Limits) (req *Request, answer *Message, err error) {
 	if err := scanStrict(body, lim); err != nil {
-		return nil, scanToRPC(err)
+		return nil, nil, scanToRPC(err)
 	}
 	i := skipSpace(body, 0)
 	switch body[i] {
 	case '{':
 	case '[':
-		return nil, NewError(CodeInvalidRequest, "Invalid Request: batches are not supported")
+		return nil, nil, NewError(CodeInvalidRequest, "Invalid Request: batches are not supported")
 	default:
-		return nil, NewError(CodeInvalidRequest, "Invalid Request: a message must be a JSON object")
+		return nil, nil, NewError(CodeInvalidRequest, "Invalid Request: a message must be a JSON object")
 	}
-	var req Request
+	var r Request
+	var result, errVal json.RawMessage
 	var version, response bool
-	err := Members(body, func(key, val []byte) error {
+	err = Members(body, func(key, val []byte) error {
 		switch string(key) {
 		case "jsonrpc":
 			version = bytes.Equal(val, []byte(`"2.0"`))
@@ -47,33 +58,52 @@ func Decode(body []byte, lim Limits) (*Request, error) {
 			if !validID(val) {
 				return NewError(CodeInvalidRequest, "Invalid Request: id must be a string or an integer")
 			}
-			req.ID = val
+			r.ID = val
 		case "method":
-			return decodeString(val, &req.Method, "Invalid Request: method must be a string")
+			return decodeString(val, &r.Method, "Invalid Request: method must be a string")
 		case "params":
 			if val[0] != '{' {
 				return NewError(CodeInvalidParams, "Invalid params: params must be an object")
 			}
-			req.Params = val
-		case "result", "error":
-			response = true
+			r.Params = val
+		case "result":
+			response, result = true, val
+		case "error":
+			response, errVal = true, val
 		default:
 			return NewError(CodeInvalidRequest, "Invalid Request: unknown member "+quoteForMessage(string(key)))
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	switch {
 	case response:
-		return nil, NewError(CodeInvalidRequest, "Invalid Request: clients must not send responses")
+		return nil, clientAnswer(version, &r, result, errVal), NewError(CodeInvalidRequest, "Invalid Request: clients must not send responses")
 	case !version:
-		return nil, NewError(CodeInvalidRequest, `Invalid Request: jsonrpc must be "2.0"`)
-	case req.Method == "":
-		return nil, NewError(CodeInvalidRequest, "Invalid Request: method is required")
+		return nil, nil, NewError(CodeInvalidRequest, `Invalid Request: jsonrpc must be "2.0"`)
+	case r.Method == "":
+		return nil, nil, NewError(CodeInvalidRequest, "Invalid Request: method is required")
 	}
-	return &req, nil
+	return &r, nil, nil
+}
+
+// clientAnswer is the response DecodeClient read, members already scanned strictly: nil unless
+// it is one a server can take as an answer (DecodeClient).
+func clientAnswer(version bool, r *Request, result, errVal json.RawMessage) *Message {
+	if !version || r.Method != "" || r.ID == nil || (result != nil) == (errVal != nil) ||
+		(result != nil && result[0] != '{') {
+		return nil
+	}
+	m := &Message{ID: r.ID, Result: result}
+	if errVal != nil {
+		m.Error = &Error{}
+		if json.Unmarshal(errVal, m.Error) != nil {
+			return nil
+		}
+	}
+	return m
 }
 
 func scanToRPC(err error) *Error {

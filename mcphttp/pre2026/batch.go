@@ -183,7 +183,7 @@ func (q *clientReq) batchItems() ([]batchItem, error) {
 				ids[id] = i
 			}
 		} else if err != nil && m == nil {
-			it.answer = answerOf(in, err)
+			it.answer = in.Answer()
 		}
 		items[i] = it
 	}

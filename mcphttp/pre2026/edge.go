@@ -164,7 +164,9 @@ func (e *Edge) ServePost(in *mcphttp.Incoming, decodeErr error) (bool, error) {
 		}
 		return true, q.rpcError(rpc)
 	case decodeErr != nil:
-		m := answerOf(in, decodeErr)
+		// The response the body is, read by the one strict decode that refused it only for
+		// being one (Incoming.Answer): never decoded again here.
+		m := in.Answer()
 		if m == nil && !isResponseRefusal(decodeErr) {
 			return false, nil
 		}
@@ -199,20 +201,6 @@ func isResponseRefusal(decodeErr error) bool {
 	var rpc *jsonrpc.Error
 	return errors.As(decodeErr, &rpc) && rpc.Code == jsonrpc.CodeInvalidRequest &&
 		rpc.Message == "Invalid Request: clients must not send responses"
-}
-
-// answerOf returns the JSON-RPC response the body is, when the strict decode refused it only
-// for being one: it passed every other check (strict scanning included), so it may be read as
-// a client's answer. Anything else is nil.
-func answerOf(in *mcphttp.Incoming, decodeErr error) *jsonrpc.Message {
-	if !isResponseRefusal(decodeErr) {
-		return nil
-	}
-	m, err := jsonrpc.DecodeMessage(in.Body(), in.Limits())
-	if err != nil || !m.IsResponse() || m.ID == nil {
-		return nil
-	}
-	return m
 }
 
 // label tells the access log and the metrics the request is a pre-2026 one.
