@@ -143,8 +143,9 @@ func (p *Policy) Listing(pr *Principal, kind Kind, upstream, name string) (liste
 }
 
 // Reaches reports whether pr may use anything of upstream, judged on the policy alone: an allow
-// rule for the backend holds for pr (its issuers, claims and scopes, or it lists items without
-// the scopes, listWithoutScopes), and no deny rule covering the whole backend does. It needs no
+// rule for the backend holds for pr (its issuers, claims and scopes, and a DPoP-bound token where
+// it requires one; or it lists items without the scopes, listWithoutScopes), and no deny rule
+// covering the whole backend does. It needs no
 // backend's list, so it decides what is said of a backend as a whole (server/discover's
 // instructions): a backend it is false for is one the caller must not learn of. It does not
 // log.
@@ -162,11 +163,22 @@ func (p *Policy) Reaches(pr *Principal, upstream string) bool {
 		}
 	}
 	for _, r := range rules.allows {
-		if r.upstream.match(upstream, r.deny) && r.issuerHolds(pr) && r.claimsHold(pr) && (r.listed || r.scopesHold(pr)) {
+		if r.upstream.match(upstream, r.deny) && r.issuerHolds(pr) && r.claimsHold(pr) && reachedBy(r, pr) {
 			return true
 		}
 	}
 	return false
+}
+
+// reachedBy reports whether allow rule r gives pr something to list: its scopes hold and, where
+// it requires DPoP, pr's token is bound and came with its proof (as Visible has it); or its
+// scopes do not hold and it lists its items without them (listWithoutScopes, as Listing has it).
+// A function, not a method: rule's methods are the matching it is compiled for.
+func reachedBy(r *rule, pr *Principal) bool {
+	if r.scopesHold(pr) {
+		return !r.dpop || pr.JKT != ""
+	}
+	return r.listed
 }
 
 // ListsWithoutScopes reports whether any rule says listWithoutScopes, so callers can skip

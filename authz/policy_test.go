@@ -378,7 +378,7 @@ func TestClaimNumbersBeyondDoubles(t *testing.T) {
 }
 
 // TestReaches: a backend is reached by a caller an allow rule for it holds for (issuer, claims,
-// scopes, or listWithoutScopes), unless a deny rule covering the whole backend holds too; a deny
+// scopes and a DPoP-bound token where the rule requires one, or listWithoutScopes), unless a deny rule covering the whole backend holds too; a deny
 // rule naming some items leaves the rest reachable.
 func TestReaches(t *testing.T) {
 	pol, err := NewPolicy(PolicyConfig{Rules: []RuleConfig{
@@ -388,6 +388,7 @@ func TestReaches(t *testing.T) {
 		{ID: "docs", Upstream: "docs-*", Tools: []string{"*"}, AnyScope: []string{"docs"}},
 		{ID: "ops", Upstream: "ops", Tools: []string{"*"}, AllScopes: []string{"ops"}, ListWithoutScopes: true},
 		{ID: "other-iss", Upstream: "billing", Tools: []string{"*"}, Issuers: []string{"https://other"}},
+		{ID: "bound", Upstream: "vault", Tools: []string{"*"}, AnyScope: []string{"vault"}, DPoP: "required"},
 	}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -416,6 +417,10 @@ func TestReaches(t *testing.T) {
 		{"another issuer's rule", who("docs"), "billing", false},
 		{"no rule", who("hr:read docs ops"), "unknown", false},
 		{"no principal", nil, "hr", false},
+		// A rule requiring DPoP lists nothing to a bearer caller (Visible), so its backend's
+		// instructions are not for that caller either.
+		{"DPoP required, a bearer token", who("vault"), "vault", false},
+		{"DPoP required, a bound token", func() *Principal { p := who("vault"); p.JKT = "thumbprint"; return p }(), "vault", true},
 	} {
 		if got := pol.Reaches(tt.p, tt.upstream); got != tt.want {
 			t.Errorf("%s: Reaches(%s) = %v, want %v", tt.name, tt.upstream, got, tt.want)
