@@ -371,6 +371,7 @@ func (c *Config) validate() error {
 	errs = append(errs, c.validateInterceptors()...)
 	errs = append(errs, c.Search.validate()...)
 	errs = append(errs, validateCompiled(c)...)
+	errs = append(errs, validateRanges(c)...)
 	return errors.Join(errs...)
 }
 

@@ -65,6 +65,7 @@ func configSchema(docs configyaml.Docs) *jsonschema.Schema {
 		Keys:     configKeys(),
 		Types:    schemaTypes(),
 	})
+	documentRanges(s, "", configRanges())
 	s.ID = "https://github.com/mcp-gateway/gateway/" + SchemaFile
 	s.Description = "The YAML configuration of mcp-gateway (gateway serve --config FILE). Generated from the Go types by go generate ./internal/gateway; see " + ReferenceFile + "."
 	return s
