@@ -372,7 +372,7 @@ func (c *Config) validate() error {
 	errs = append(errs, c.Search.validate()...)
 	errs = append(errs, validateCompiled(c)...)
 	errs = append(errs, validateRanges(c)...)
-	return errors.Join(errs...)
+	return errors.Join(hintUnexpanded(c, errs)...)
 }
 
 // validateProcess checks the listeners, the admin routes and the log.

@@ -132,41 +132,45 @@ func configRanges() map[string]settingRange {
 // problem under the setting's key path in the file, naming the range and the value given.
 func validateRanges(c *Config) []error {
 	var errs []error
-	walkRanged(reflect.ValueOf(c).Elem(), "", "", configRanges(), func(path string, r settingRange, v int64) {
-		if v > 0 && (v < r.min || v > r.max) {
-			errs = append(errs, configerr.At(path, "%s: want 0 (its documented meaning) or %s", r.text(v), r))
+	ranges := configRanges()
+	walkSettings(reflect.ValueOf(c).Elem(), "", "", func(path, generic string, v reflect.Value) {
+		r, ok := ranges[generic]
+		if !ok || (v.Kind() != reflect.Int && v.Kind() != reflect.Int64) {
+			return
+		}
+		if n := v.Int(); n > 0 && (n < r.min || n > r.max) {
+			errs = append(errs, configerr.At(path, "%s: want 0 (its documented meaning) or %s", r.text(n), r))
 		}
 	})
 	return errs
 }
 
-// walkRanged calls f with each ranged setting under v: its key path in the file (path, list
-// entries numbered), its range and its value. generic is the path with list entries "[]".
-func walkRanged(v reflect.Value, path, generic string, ranges map[string]settingRange, f func(string, settingRange, int64)) {
+// walkSettings calls f with each setting under v that the file writes as one value: its key
+// path in the file (path, list entries numbered), its generic key path (list entries "[]") and
+// its value. The entries of mappings are not visited.
+func walkSettings(v reflect.Value, path, generic string, f func(path, generic string, v reflect.Value)) {
 	for v.Kind() == reflect.Pointer {
 		if v.IsNil() {
 			return
 		}
 		v = v.Elem()
 	}
-	switch v.Kind() {
-	case reflect.Struct:
+	switch {
+	case v.Kind() == reflect.Struct && !isLeafStruct(v.Type()):
 		for _, fd := range configyaml.Fields(v.Type()) {
 			if fd.Index == nil {
 				continue
 			}
 			if fv, err := v.FieldByIndexErr(fd.Index); err == nil { // nil for an absent inlined block
-				walkRanged(fv, joinKey(path, fd.Key), joinKey(generic, fd.Key), ranges, f)
+				walkSettings(fv, joinKey(path, fd.Key), joinKey(generic, fd.Key), f)
 			}
 		}
-	case reflect.Slice:
+	case v.Kind() == reflect.Slice:
 		for i := range v.Len() {
-			walkRanged(v.Index(i), fmt.Sprintf("%s[%d]", path, i), generic+"[]", ranges, f)
+			walkSettings(v.Index(i), fmt.Sprintf("%s[%d]", path, i), generic+"[]", f)
 		}
-	case reflect.Int, reflect.Int64:
-		if r, ok := ranges[generic]; ok {
-			f(path, r, v.Int())
-		}
+	case v.Kind() != reflect.Map:
+		f(path, generic, v)
 	}
 }
 

@@ -145,3 +145,34 @@ func TestMinTokenBytesHoldsAState(t *testing.T) {
 		t.Fatalf("a minimal state does not seal within %d bytes: %v", minTokenBytes, err)
 	}
 }
+
+// TestUnexpandedVariableHint: a URL setting written with a shell-style reference to an
+// environment variable, which the file does not expand, is refused with a hint naming the
+// forms that read the environment, whether or not the value otherwise parses as a URL.
+func TestUnexpandedVariableHint(t *testing.T) {
+	tests := []struct{ yaml, path, want string }{
+		{"upstreams: [{name: a, url: \"${UPSTREAM_URL}\"}]\n", "upstreams[0].url",
+			"does not expand environment variables such as ${UPSTREAM_URL}: write the value itself; a secret is read from the environment as {env: NAME}, and MCPGW_UPSTREAMS (NAME=URL,…) adds backends"},
+		{"upstreams: [{name: a, url: \"http://127.0.0.1:1/$MCP_PATH\"}]\n", "upstreams[0].url", "such as $MCP_PATH"},
+		{"server: {publicURL: \"https://${HOST}/mcp\"}\n", "server.publicURL", "such as ${HOST}: write the value itself; a secret is read from the environment as {env: NAME}, and MCPGW_PUBLIC_URL sets server.publicURL"},
+		{"redis: {url: $REDIS_URL}\n", "redis.url", "such as $REDIS_URL"},
+		{"tracing: {endpoint: \"${OTLP}\"}\n", "tracing.endpoint", "such as ${OTLP}"},
+	}
+	for _, tt := range tests {
+		file := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(file, []byte(tt.yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := loadConfig("check-config", []string{"--config", file, "--no-auth", "--listen", "127.0.0.1:0",
+			"--upstream", "b=http://127.0.0.1:1/mcp"}, func(string) string { return "" }, io.Discard)
+		var hinted int
+		for _, e := range configerr.List(err) {
+			if p, _ := configerr.PathOf(e); p == tt.path && strings.Contains(e.Error(), tt.want) {
+				hinted++
+			}
+		}
+		if hinted != 1 {
+			t.Errorf("%q: err = %v, want one problem at %s with %q", tt.yaml, err, tt.path, tt.want)
+		}
+	}
+}
