@@ -104,12 +104,7 @@ func fieldByKey(t *testing.T, v reflect.Value, key, generic string) reflect.Valu
 // the gateway unusable, naming each key path, its range and the value given.
 func TestConfigRangesInOnePass(t *testing.T) {
 	yaml := "server: {writeTimeout: 1ns, maxHeaderBytes: 1}\nmrtr: {maxTokenBytes: 1}\nlegacy: {batchConcurrency: 100000}\n"
-	file := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, err := loadConfig("check-config", []string{"--config", file, "--no-auth", "--listen", "127.0.0.1:0",
-		"--upstream", "a=http://127.0.0.1:1/mcp"}, func(string) string { return "" }, io.Discard)
+	err := checkConfigYAML(t, yaml)
 	for _, want := range []string{
 		"server.writeTimeout: 1ns: want 0 (its documented meaning) or 10ms to 1h",
 		"server.maxHeaderBytes: 1: want 0 (its documented meaning) or 8192 to 16777216",
@@ -159,12 +154,7 @@ func TestUnexpandedVariableHint(t *testing.T) {
 		{"tracing: {endpoint: \"${OTLP}\"}\n", "tracing.endpoint", "such as ${OTLP}"},
 	}
 	for _, tt := range tests {
-		file := filepath.Join(t.TempDir(), "config.yaml")
-		if err := os.WriteFile(file, []byte(tt.yaml), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		_, err := loadConfig("check-config", []string{"--config", file, "--no-auth", "--listen", "127.0.0.1:0",
-			"--upstream", "b=http://127.0.0.1:1/mcp"}, func(string) string { return "" }, io.Discard)
+		err := checkConfigYAML(t, tt.yaml)
 		var hinted int
 		for _, e := range configerr.List(err) {
 			if p, _ := configerr.PathOf(e); p == tt.path && strings.Contains(e.Error(), tt.want) {
@@ -175,4 +165,17 @@ func TestUnexpandedVariableHint(t *testing.T) {
 			t.Errorf("%q: err = %v, want one problem at %s with %q", tt.yaml, err, tt.path, tt.want)
 		}
 	}
+}
+
+// checkConfigYAML is what check-config says of the file yaml, given one more backend on the
+// command line and no authentication.
+func checkConfigYAML(t *testing.T, yaml string) error {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := loadConfig("check-config", []string{"--config", file, "--no-auth", "--listen", "127.0.0.1:0",
+		"--upstream", "z=http://127.0.0.1:1/mcp"}, func(string) string { return "" }, io.Discard)
+	return err
 }
