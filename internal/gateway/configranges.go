@@ -109,6 +109,28 @@ func configRanges() map[string]settingRange {
 		"upstreams[].breaker.failures":        counts(1, many),
 		"upstreams[].breaker.cooldown":        durations(minTimeout, time.Hour),
 		"upstreams[].auth.timeout":            durations(minTimeout, time.Hour),
+		"upstreams[].auth.maxCachedTokens":    counts(1, many),
+		"upstreams[].auth.maxLegacySessions":  counts(1, 100_000),
+		"upstreams[].auth.legacySessionIdle":  durations(time.Second, day),
+
+		"interceptors[].breaker.failures":       counts(1, many),
+		"interceptors[].breaker.cooldown":       durations(minTimeout, time.Hour),
+		"interceptors[].auth.timeout":           durations(minTimeout, time.Hour),
+		"interceptors[].auth.maxCachedTokens":   counts(1, many),
+		"interceptors[].auth.maxLegacySessions": counts(1, 100_000),
+		"interceptors[].auth.legacySessionIdle": durations(time.Second, day),
+		"interceptors[].maxPayloadBytes":        counts(minMessageBytes, gib),
+		"interceptors[].maxResponseBytes":       counts(minMessageBytes, gib),
+
+		"legacy.maxRounds":            counts(1, 1000),
+		"legacy.maxPendingPerSession": counts(1, 10_000),
+		"legacy.maxPendingPerCaller":  counts(1, 100_000),
+		"legacy.maxBatchBytes":        counts(minMessageBytes, gib),
+
+		"pins.maxPerBackend":      counts(1, many),
+		"pins.maxBytesPerBackend": counts(minMessageBytes, gib),
+
+		"server.perClient.maxTracked": counts(1, 10*many),
 
 		"legacy.askTimeout":       durations(minTimeout, day),
 		"legacy.batchConcurrency": counts(1, 64),

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/configyaml"
 	"github.com/mcp-gateway/gateway/internal/seal"
@@ -178,4 +180,64 @@ func checkConfigYAML(t *testing.T, yaml string) error {
 	_, err := loadConfig("check-config", []string{"--config", file, "--no-auth", "--listen", "127.0.0.1:0",
 		"--upstream", "z=http://127.0.0.1:1/mcp"}, func(string) string { return "" }, io.Discard)
 	return err
+}
+
+// TestNumberSettingsHaveRanges: every number and duration setting has a range here, or its
+// package's own check bounds it, or it is listed below as not ranged yet; a new setting must
+// take one of the three.
+func TestNumberSettingsHaveRanges(t *testing.T) {
+	own := []string{ // bounded by the check of their block, which names the range
+		"server.maxBodyBytesInFlight", "server.maxInterceptorAnswerBytesInFlight", "server.search.maxResults",
+		"server.perClient.maxBodyBytesInFlight", "auth.clockSkew", "auth.dpop.window", "auth.dpop.nonce.lifetime",
+		"mrtr.ttl", "mrtr.maxAnswersPerCaller", "redis.breaker.cooldown", "redis.waitTimeout", "healthInterval",
+		"pageSize", "cache.maxEntries", "cache.maxBytes", "upstreams[].retry.attempts", "upstreams[].breaker.minCallers",
+		"upstreams[].breaker.trackedCallers", "interceptors[].breaker.minCallers", "interceptors[].breaker.trackedCallers",
+		"tracing.sampleRatio", "toolsets[].search.maxResults", "approval.sessionTTL", "approval.maxPendingPerCaller",
+		"approval.maxPendingBytesPerCaller", "userOAuth.consentTTL", "userOAuth.recordIdle", "userOAuth.recordMaxAge",
+		"userOAuth.refreshCooldown", "legacy.maxBatchMessages", "interceptors[].timeout",
+		"interceptors[].maxConcurrentPerCaller", "server.clientIPv6Prefix",
+	}
+	meaning := []string{ // any value has a meaning: an index, an order, a count of replicas, a weight
+		"redis.db", "redis.maxRetries", "redis.waitReplicas", "redis.breaker.failures", "rateLimit.lease",
+		"interceptors[].priority", "search.embeddings.dimensions", "search.embeddings.weight", "search.embeddings.rrfK",
+	}
+	notYet := []string{ // not ranged yet
+		"server.maxResultBytesInFlight", "server.perClient.maxUnauthenticated", "server.perClient.failedAuthPerMinute",
+		"server.perClient.failedAuthBurst", "auth.dpop.maxProofsPerCaller", "upstreams[].auth.refreshBefore",
+		"interceptors[].auth.refreshBefore", "pins.retention", "userOAuth.maxRecordBytes", "legacy.sessionTTL",
+		"search.embeddings.maxTextsPerMinute", "search.embeddings.maxQueriesPerCallerPerMinute",
+		"search.embeddings.maxCacheBytes",
+	}
+	ranges := configRanges()
+	listed := slices.Concat(own, meaning, notYet)
+	docs, err := configyaml.ReadDocs(reflect.TypeFor[Config](), module, configDocsRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var numbers []string
+	numberPaths(configSchema(docs), "", &numbers)
+	for _, p := range numbers {
+		_, ranged := ranges[p]
+		if ranged == slices.Contains(listed, p) {
+			t.Errorf("%s: want either a range in configRanges or a place in one of this test's lists, not both", p)
+		}
+	}
+	for p := range ranges {
+		if !slices.Contains(numbers, p) {
+			t.Errorf("%s: a range for no number or duration setting", p)
+		}
+	}
+}
+
+// numberPaths appends to out the generic key path of each number and duration setting of s.
+func numberPaths(s *jsonschema.Schema, path string, out *[]string) {
+	if s.Type == "integer" || s.Type == "number" || s.Pattern == configyaml.DurationPattern {
+		*out = append(*out, path)
+	}
+	for key, p := range s.Properties {
+		numberPaths(p, joinKey(path, key), out)
+	}
+	if s.Items != nil {
+		numberPaths(s.Items, path+"[]", out)
+	}
 }
