@@ -82,8 +82,8 @@ func TestValuesSchemaMatchesTypes(t *testing.T) {
 		props := parent["properties"].(map[string]any)
 		last := tv.path[len(tv.path)-1]
 		existing, _ := props[last].(map[string]any)
-		enums, keys, minItems := configSchemaEnums(t, root)
-		g := schemaGen{tag: tv.tag, t: t, enums: enums, keys: keys, minItems: minItems}
+		enums, keys, minItems, ranges := configSchemaEnums(t, root)
+		g := schemaGen{tag: tv.tag, t: t, enums: enums, keys: keys, minItems: minItems, ranges: ranges}
 		props[last] = g.node(existing, tv.typ, strings.Join(tv.path, "."), 0)
 	}
 	for _, open := range openObjects(s, "") {
@@ -154,6 +154,9 @@ type schemaGen struct {
 	keys  map[string][]any // the only keys a mapping setting takes, by values path
 	// minItems are the fewest entries of the lists the gateway refuses empty, by values path.
 	minItems map[string]any
+	// ranges are the values a number setting takes (its anyOf: zero or below, or its range),
+	// by values path.
+	ranges map[string]any
 }
 
 // configSchemaEnums are the closed sets of words of the gateway's settings, from its own JSON
@@ -164,7 +167,7 @@ type schemaGen struct {
 // settings (the propertyNames of guardrail detectors), which the values schema writes as an
 // object with those keys and no other: helm's validator names an unknown key by its place, as
 // for a struct, where for propertyNames it names the wrong place.
-func configSchemaEnums(t *testing.T, root string) (enums, keys map[string][]any, minItems map[string]any) {
+func configSchemaEnums(t *testing.T, root string) (enums, keys map[string][]any, minItems, ranges map[string]any) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(root, gateway.SchemaFile))
 	if err != nil {
@@ -174,8 +177,11 @@ func configSchemaEnums(t *testing.T, root string) (enums, keys map[string][]any,
 	if err := json.Unmarshal(raw, &s); err != nil {
 		t.Fatal(err)
 	}
-	out, keys, minItems := map[string][]any{}, map[string][]any{}, map[string]any{}
+	out, keys, minItems, ranges := map[string][]any{}, map[string][]any{}, map[string]any{}, map[string]any{}
 	schemawalk.Walk(s, "config", func(n map[string]any, path string) {
+		if r, ok := n["anyOf"]; ok && n["type"] == "integer" {
+			ranges[path] = r
+		}
 		if m, ok := n["minItems"]; ok {
 			minItems[path] = m
 		}
@@ -191,7 +197,7 @@ func configSchemaEnums(t *testing.T, root string) (enums, keys map[string][]any,
 	if len(out) < 10 {
 		t.Fatalf("%s lists %d closed sets: the walk lost them", gateway.SchemaFile, len(out))
 	}
-	return out, keys, minItems
+	return out, keys, minItems, ranges
 }
 
 const durationPattern = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
@@ -223,6 +229,9 @@ func (g schemaGen) node(existing map[string]any, typ reflect.Type, path string, 
 		}
 		if e, ok := g.enums[path]; ok {
 			existing["enum"] = e
+		}
+		if r, ok := g.ranges[path]; ok {
+			existing["anyOf"] = r
 		}
 		return existing
 	}

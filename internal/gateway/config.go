@@ -373,7 +373,8 @@ func (c *Config) validate() error {
 	errs = append(errs, c.validateInterceptors()...)
 	errs = append(errs, c.Search.validate()...)
 	errs = append(errs, validateCompiled(c)...)
-	return errors.Join(errs...)
+	errs = append(errs, validateRanges(c)...)
+	return errors.Join(hintUnexpanded(c, errs)...)
 }
 
 // validateProcess checks the listeners, the admin routes and the log.

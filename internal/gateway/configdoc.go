@@ -65,6 +65,7 @@ func configSchema(docs configyaml.Docs) *jsonschema.Schema {
 		Keys:     configKeys(),
 		Types:    schemaTypes(),
 	})
+	documentRanges(s, "", configRanges())
 	s.ID = "https://github.com/mcp-gateway/gateway/" + SchemaFile
 	s.Description = "The YAML configuration of mcp-gateway (gateway serve --config FILE). Generated from the Go types by go generate ./internal/gateway; see " + ReferenceFile + "."
 	return s
@@ -177,7 +178,11 @@ Every setting of the YAML file ` + "`gateway serve --config FILE`" + ` reads, wi
 what it does. Unknown keys are errors. A key path such as ` + "`upstreams[].timeout`" + ` is the key
 ` + "`timeout`" + ` of every entry of the ` + "`upstreams`" + ` list; ` + "`headers.*`" + ` is any key of that mapping.
 A *secret* is written ` + "`{file: PATH}`" + `, ` + "`{env: NAME}`" + ` or, for development, ` + "`{value: …}`" + `; a
-*duration* as ` + "`250ms`" + `, ` + "`30s`" + `, ` + "`5m`" + ` or ` + "`1h30m`" + `.
+*duration* as ` + "`250ms`" + `, ` + "`30s`" + `, ` + "`5m`" + ` or ` + "`1h30m`" + `. The file does not expand environment
+variables: a URL setting holding ` + "`$NAME`" + ` or ` + "`${NAME}`" + ` is refused; a secret reads the environment as
+` + "`{env: NAME}`" + `, and the ` + "`MCPGW_*`" + ` variables set the settings they name (` + "`gateway serve --help`" + `).
+A number or duration setting documented with a range takes, besides 0 (and a negative value where
+its documentation gives one a meaning), only a value in that range.
 
 The machine-readable form is [config.schema.json](config.schema.json) (JSON Schema 2020-12):
 point an editor at it, for example with a first line
