@@ -398,13 +398,13 @@ func agreeSeed(t *testing.T) uint64 {
 	return seed
 }
 
-// TestLargeCacheSizeReservesNothing: a large cache size check-config accepts is a bound, not a
-// reservation: serve starts without reserving memory for entries nobody made.
+// TestLargeCacheSizeReservesNothing: the largest cache size check-config accepts is a bound, not
+// a reservation: serve starts without reserving memory for entries nobody made.
 func TestLargeCacheSizeReservesNothing(t *testing.T) {
 	iss := newIssuer(t)
 	cfg := newConfig()
 	yaml := fmt.Sprintf("server: {listen: \"127.0.0.1:0\", publicURL: %q}\nauth: {issuers: [{issuer: %q}], tokenCacheSize: %d}\n"+
-		"upstreams: [{name: a, url: \"http://127.0.0.1:1/mcp\"}]\n", testResource, iss.URL(), math.MaxInt32)
+		"upstreams: [{name: a, url: \"http://127.0.0.1:1/mcp\"}]\n", testResource, iss.URL(), configRanges()["auth.tokenCacheSize"].max)
 	if err := decodeYAML(strings.NewReader(yaml), &cfg); err != nil {
 		t.Fatal(err)
 	}

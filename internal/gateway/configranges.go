@@ -144,7 +144,7 @@ func configRanges() map[string]settingRange {
 		"guardrails.schemaCache": counts(1, many),
 
 		"search.embeddings.timeout":       durations(minTimeout, time.Hour),
-		"search.embeddings.batchTimeout":  durations(time.Second, 10*time.Minute),
+		"search.embeddings.batchTimeout":  durations(minTimeout, 10*time.Minute),
 		"search.embeddings.batchSize":     counts(1, 4096),
 		"search.embeddings.maxConcurrent": counts(1, 1024),
 	}
