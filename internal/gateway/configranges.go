@@ -10,6 +10,8 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/configyaml"
+	"github.com/mcp-gateway/gateway/internal/embeddings"
+	"github.com/mcp-gateway/gateway/internal/vault"
 )
 
 // settingRange is the values a number or duration setting takes besides zero, which keeps the
@@ -147,6 +149,26 @@ func configRanges() map[string]settingRange {
 		"search.embeddings.batchTimeout":  durations(minTimeout, 10*time.Minute),
 		"search.embeddings.batchSize":     counts(1, 4096),
 		"search.embeddings.maxConcurrent": counts(1, 1024),
+
+		// A sixteenth of it, one caller's listens, holds a message.
+		"server.maxResultBytesInFlight":        counts(16*minMessageBytes, 64*gib),
+		"server.perClient.maxUnauthenticated":  counts(1, 100_000),
+		"server.perClient.failedAuthPerMinute": counts(1, many),
+		"server.perClient.failedAuthBurst":     counts(1, many),
+		"auth.dpop.maxProofsPerCaller":         counts(1, many),
+		// A token outlives a call's round trip and the clock skew between gateway and issuer.
+		"upstreams[].auth.refreshBefore":    durations(time.Second, day),
+		"interceptors[].auth.refreshBefore": durations(time.Second, day),
+		"pins.retention":                    durations(time.Minute, 365*day),
+		// An access token and a refresh token of common size, sealed.
+		"userOAuth.maxRecordBytes": counts(4*kib, vault.MaxMaxRecordBytes),
+		// Expiry has whole-second resolution.
+		"legacy.sessionTTL": durations(time.Second, 30*day),
+		// One caller's eighth holds one text.
+		"search.embeddings.maxTextsPerMinute":            counts(8, many),
+		"search.embeddings.maxQueriesPerCallerPerMinute": counts(1, many),
+		// One caller's eighth holds one vector of the most dimensions.
+		"search.embeddings.maxCacheBytes": counts(8*4*embeddings.MaxDimensions, 64*gib),
 	}
 }
 

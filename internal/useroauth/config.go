@@ -160,8 +160,8 @@ func (c Config) Validate() error {
 	if c.ConsentTTL < time.Minute || c.ConsentTTL > MaxConsentTTL {
 		add("consentTTL", "%s: want 1m to %s", c.ConsentTTL, MaxConsentTTL)
 	}
-	if c.MaxRecordBytes < 0 || c.MaxRecordBytes > vault.MaxMaxRecordBytes {
-		add("maxRecordBytes", "%d: want 0 (default %d) to %d", c.MaxRecordBytes, vault.DefaultMaxRecordBytes, vault.MaxMaxRecordBytes)
+	if c.MaxRecordBytes < 0 { // a positive value's range is the gateway's (configRanges); the vault refuses one past it
+		add("maxRecordBytes", "%d: want 0 (default %d) or more", c.MaxRecordBytes, vault.DefaultMaxRecordBytes)
 	}
 	if c.RecordIdle < vault.MinRecordLife {
 		add("recordIdle", "%s: want at least %s", c.RecordIdle, vault.MinRecordLife)
