@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/outcome"
 	"github.com/mcp-gateway/gateway/internal/testsupport/promcheck"
 )
@@ -66,6 +67,11 @@ func recorderSchema(t *testing.T) schema {
 	if _, err := NewReloads(reg, time.Now()); err != nil {
 		t.Fatal(err)
 	}
+	ic, err := NewInterceptors(reg, []string{"i"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ic.Invocation("i", intercept.PhaseNameRequest, intercept.ResultError, intercept.Reasons()[0], time.Millisecond)
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -122,6 +128,9 @@ func familyValues() map[string]map[string][]string {
 			"action": closed(guardrails.Actions()), "guardrail": closed(guardrails.Guardrails())},
 		NameGuardrailDuration:              {"check": closed([]string{CheckSchema, CheckContent}), "direction": closed(guardrails.Directions())},
 		"mcp_gateway_config_reloads_total": {"result": ReloadResults()},
+		NameInterceptorCalls:               {"phase": closed(InterceptorPhases()), "result": closed(InterceptorResults())},
+		NameInterceptorErrors:              {"reason": closed(intercept.Reasons())},
+		NameInterceptorDuration:            {"phase": closed(InterceptorPhases())},
 	}
 }
 
