@@ -36,7 +36,7 @@ func TestDashboard(t *testing.T) {
 		NameToolSearchCalls, NameToolListBytes, NameApprovalPages, NameApprovalSignIns,
 		NameApprovalDecisions, NameApprovalRefusals, NameInterceptorCalls, NameInterceptorErrors,
 		NameInterceptorDuration, NameInterceptorCircuit, NameGuardrailFindings, "mcp_gateway_config_reloads_total",
-		"mcp_gateway_config_last_reload_successful")
+		"mcp_gateway_config_last_reload_successful", NameUserOAuthRefreshes)
 	for _, name := range shown {
 		if !used[name] {
 			t.Errorf("no dashboard panel shows %s", name)

@@ -42,6 +42,7 @@ func TestAlertRules(t *testing.T) {
 		"MCPGatewayUpstreamDown", "MCPGatewayHighErrorRatio", "MCPGatewayHighLatencyP99",
 		"MCPGatewayRedisErrors", "MCPGatewayMRTRRejectionSpike", "MCPGatewayAuthFailureSpike",
 		"MCPGatewayPinDrift", "MCPGatewayTargetDown", "MCPGatewayAbsent", "MCPGatewayInterceptorCircuitOpen",
+		"MCPGatewayUserOAuthRefreshUnavailable",
 	} {
 		if !slices.Contains(alerts, want) {
 			t.Errorf("alert %s is missing", want)

@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/outcome"
 	"github.com/mcp-gateway/gateway/internal/testsupport/promcheck"
+	"github.com/mcp-gateway/gateway/internal/useroauth"
 )
 
 // The chart ships these files; the tests keep them in step with the recorder.
@@ -72,6 +73,9 @@ func recorderSchema(t *testing.T) schema {
 		t.Fatal(err)
 	}
 	ic.Invocation("i", intercept.PhaseNameRequest, intercept.ResultError, intercept.Reasons()[0], time.Millisecond)
+	if _, err := NewUserOAuth(reg, []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -131,6 +135,10 @@ func familyValues() map[string]map[string][]string {
 		NameInterceptorCalls:               {"phase": closed(InterceptorPhases()), "result": closed(InterceptorResults())},
 		NameInterceptorErrors:              {"reason": closed(intercept.Reasons())},
 		NameInterceptorDuration:            {"phase": closed(InterceptorPhases())},
+		NameUserOAuthConsents: {"event": closed([]string{useroauth.ConsentStarted, useroauth.ConsentCompleted, useroauth.ConsentFailed}),
+			"reason": closed(useroauth.FailureReasons(), []string{ReasonNone})},
+		NameUserOAuthRefreshes:   {"result": closed(refreshResults)},
+		NameUserOAuthRevocations: {"by": closed(revokers)},
 	}
 }
 
