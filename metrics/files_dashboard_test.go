@@ -34,7 +34,9 @@ func TestDashboard(t *testing.T) {
 	}
 	shown := append(append(MetricNames(), LegacyMetricNames()...), NameToolSearches, NameToolSearchHits,
 		NameToolSearchCalls, NameToolListBytes, NameApprovalPages, NameApprovalSignIns,
-		NameApprovalDecisions, NameApprovalRefusals)
+		NameApprovalDecisions, NameApprovalRefusals, NameInterceptorCalls, NameInterceptorErrors,
+		NameInterceptorDuration, NameInterceptorCircuit, NameGuardrailFindings, "mcp_gateway_config_reloads_total",
+		"mcp_gateway_config_last_reload_successful", NameUserOAuthRefreshes)
 	for _, name := range shown {
 		if !used[name] {
 			t.Errorf("no dashboard panel shows %s", name)

@@ -41,7 +41,8 @@ func TestAlertRules(t *testing.T) {
 	for _, want := range []string{
 		"MCPGatewayUpstreamDown", "MCPGatewayHighErrorRatio", "MCPGatewayHighLatencyP99",
 		"MCPGatewayRedisErrors", "MCPGatewayMRTRRejectionSpike", "MCPGatewayAuthFailureSpike",
-		"MCPGatewayPinDrift", "MCPGatewayTargetDown", "MCPGatewayAbsent",
+		"MCPGatewayPinDrift", "MCPGatewayTargetDown", "MCPGatewayAbsent", "MCPGatewayInterceptorCircuitOpen",
+		"MCPGatewayUserOAuthRefreshUnavailable",
 	} {
 		if !slices.Contains(alerts, want) {
 			t.Errorf("alert %s is missing", want)

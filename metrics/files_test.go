@@ -14,8 +14,10 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/outcome"
 	"github.com/mcp-gateway/gateway/internal/testsupport/promcheck"
+	"github.com/mcp-gateway/gateway/internal/useroauth"
 )
 
 // The chart ships these files; the tests keep them in step with the recorder.
@@ -64,6 +66,14 @@ func recorderSchema(t *testing.T) schema {
 	gr.Findings(guardrails.DetJWT, guardrails.DirResult, guardrails.Redact, 1)
 	gr.Duration(CheckContent, guardrails.DirResult, time.Millisecond)
 	if _, err := NewReloads(reg, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	ic, err := NewInterceptors(reg, []string{"i"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ic.Invocation("i", intercept.PhaseNameRequest, intercept.ResultError, intercept.Reasons()[0], time.Millisecond)
+	if _, err := NewUserOAuth(reg, []string{"a"}); err != nil {
 		t.Fatal(err)
 	}
 	mfs, err := reg.Gather()
@@ -122,6 +132,13 @@ func familyValues() map[string]map[string][]string {
 			"action": closed(guardrails.Actions()), "guardrail": closed(guardrails.Guardrails())},
 		NameGuardrailDuration:              {"check": closed([]string{CheckSchema, CheckContent}), "direction": closed(guardrails.Directions())},
 		"mcp_gateway_config_reloads_total": {"result": ReloadResults()},
+		NameInterceptorCalls:               {"phase": closed(InterceptorPhases()), "result": closed(InterceptorResults())},
+		NameInterceptorErrors:              {"reason": closed(intercept.Reasons())},
+		NameInterceptorDuration:            {"phase": closed(InterceptorPhases())},
+		NameUserOAuthConsents: {"event": closed([]string{useroauth.ConsentStarted, useroauth.ConsentCompleted, useroauth.ConsentFailed}),
+			"reason": closed(useroauth.FailureReasons(), []string{ReasonNone})},
+		NameUserOAuthRefreshes:   {"result": closed(refreshResults)},
+		NameUserOAuthRevocations: {"by": closed(revokers)},
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 // Metric names of per-user OAuth (docs/user-oauth.md).
 const (
 	// NameUserOAuthConsents counts consents by backend, event (started, completed, failed)
-	// and, for a failure, its reason (useroauth.FailureReasons).
+	// and, for a failure, its reason (useroauth.FailureReasons; none otherwise).
 	NameUserOAuthConsents = "mcp_gateway_user_oauth_consents_total"
 	// NameUserOAuthRefreshes counts token refreshes by backend and result (ok, invalid_grant,
 	// unavailable).
@@ -52,8 +52,8 @@ func NewUserOAuth(reg prometheus.Registerer, backends []string) (*UserOAuth, err
 			Help: "Per-user OAuth token records removed by a disconnect or an operator, by backend and who asked."}, []string{"upstream", "by"}),
 	}
 	for _, b := range u.backends {
-		u.consents.WithLabelValues(b, useroauth.ConsentStarted, "")
-		u.consents.WithLabelValues(b, useroauth.ConsentCompleted, "")
+		u.consents.WithLabelValues(b, useroauth.ConsentStarted, ReasonNone)
+		u.consents.WithLabelValues(b, useroauth.ConsentCompleted, ReasonNone)
 		for _, r := range useroauth.FailureReasons() {
 			u.consents.WithLabelValues(b, useroauth.ConsentFailed, r)
 		}
@@ -80,7 +80,7 @@ func (u *UserOAuth) Consent(upstream, event, reason string) {
 		return
 	}
 	if event != useroauth.ConsentFailed {
-		reason = ""
+		reason = ReasonNone // never empty: PromQL reads an empty value as an absent label
 	} else {
 		reason = closed(reason, useroauth.FailureReasons())
 	}

@@ -40,7 +40,7 @@ func TestUserOAuthMetrics(t *testing.T) {
 	}{
 		{NameUserOAuthConsents, map[string]float64{
 			`{event="failed",reason="wrong_user",upstream="tracker"}`: 1,
-			`{event="completed",reason="",upstream="tracker"}`:        1,
+			`{event="completed",reason="none",upstream="tracker"}`:    1,
 			`{event="failed",reason="_other",upstream="_other"}`:      1,
 		}},
 		{NameUserOAuthRefreshes, map[string]float64{

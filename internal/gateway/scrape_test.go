@@ -241,6 +241,13 @@ func scrapeConfig(t *testing.T, c *Config, issuer, downIssuer, redisURL, oddURL 
 		uc.Name, uc.URL, uc.Protocol, uc.Timeout = u.name, u.url, upstreams.ProtocolVersion, 5*time.Second
 		c.Upstreams = append(c.Upstreams, uc)
 	}
+	// A backend whose callers connect their own accounts (per-user OAuth), which no caller has
+	// connected: its refresh and consent series exist from start, at 0.
+	var notes UpstreamConfig
+	notes.Name, notes.URL, notes.Protocol, notes.Timeout = "notes", "http://"+closedPort(t)+"/mcp", upstreams.ProtocolVersion, 5*time.Second
+	notes.Auth.Type, notes.Auth.ClientID = upstreams.AuthUserOAuth, "gateway-notes"
+	c.Upstreams = append(c.Upstreams, notes)
+	c.UserOAuth.Keys = []KeyConfig{{ID: "v1", Secret: Secret{Value: "a-test-only-vault-key-of-at-least-32-bytes"}}}
 	use := []string{"tools:use"}
 	rules := []authz.RuleConfig{
 		{ID: "confirm", Upstream: "alpha", Tools: []string{"echo"}, AnyScope: use, Confirm: authz.ConfirmForm},

@@ -431,7 +431,7 @@ func TestUserOAuthInBrowser(t *testing.T) {
 			_, m := site.admin(t, r, http.MethodGet, "/metrics", "")
 			scrape += m
 		}
-		for _, want := range []string{`mcp_gateway_user_oauth_consents_total{event="completed",reason="",upstream="notes"} 1`,
+		for _, want := range []string{`mcp_gateway_user_oauth_consents_total{event="completed",reason="none",upstream="notes"} 1`,
 			`mcp_gateway_user_oauth_revocations_total{by="admin",upstream="notes"} 1`,
 			`mcp_gateway_user_oauth_vault_records{upstream="notes"} 1`} {
 			if !strings.Contains(scrape, want) {
