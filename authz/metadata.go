@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/mcp-gateway/gateway/authz/dpop"
 )
 
 // wellKnownPRM is the RFC 9728 §3 well-known path segment.
@@ -79,17 +81,7 @@ func CanonicalResource(uri string) string {
 	if err != nil || u.Scheme != "https" && u.Scheme != "http" || u.Host == "" {
 		return uri
 	}
-	host, port := strings.ToLower(u.Hostname()), u.Port()
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	if u.Scheme == "https" && port == "443" || u.Scheme == "http" && port == "80" {
-		port = ""
-	}
-	if port != "" {
-		host += ":" + port
-	}
-	u.Host = host // url.Parse has put the scheme in lower case
+	u.Host = dpop.Authority(u.Scheme, u) // url.Parse has put the scheme in lower case
 	if u.Path == "" {
 		u.Path, u.RawPath = "/", ""
 	}

@@ -29,24 +29,31 @@ func NormalizeURL(raw string) (string, error) {
 	if scheme != "http" && scheme != "https" {
 		return "", errURL
 	}
-	host, port := strings.ToLower(u.Hostname()), u.Port()
-	if !validHost(host) {
+	if !validHost(strings.ToLower(u.Hostname())) {
 		return "", errURL
-	}
-	if scheme == "http" && port == "80" || scheme == "https" && port == "443" {
-		port = ""
-	}
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	if port != "" {
-		host = net.JoinHostPort(strings.Trim(host, "[]"), port)
 	}
 	path, ok := normalizeEscapes(u.EscapedPath())
 	if !ok {
 		return "", errURL
 	}
-	return scheme + "://" + host + removeDotSegments(path), nil
+	return scheme + "://" + Authority(scheme, u) + removeDotSegments(path), nil
+}
+
+// Authority is u's host and port as RFC 3986 §6.2.2.1 and §6.2.3 normalise them for scheme
+// (http or https, in lower case): the host in lower case, an IPv6 literal in brackets, and the
+// scheme's default port, or an empty one, left out.
+func Authority(scheme string, u *url.URL) string {
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if scheme == "http" && port == "80" || scheme == "https" && port == "443" {
+		port = ""
+	}
+	if port != "" {
+		return net.JoinHostPort(host, port)
+	}
+	if strings.Contains(host, ":") {
+		return "[" + host + "]"
+	}
+	return host
 }
 
 // withoutQuery is raw up to its query or fragment, whichever comes first (RFC 3986 §3: the
