@@ -83,3 +83,39 @@ func TestInterceptorAsksNoClient(t *testing.T) {
 		})
 	}
 }
+
+// TestListAsksNoClient: what a pre-2026 backend asks while it answers one of the gateway's own
+// requests (here the tools/list page the gateway fetches for a pre-2026 client's list) is
+// answered with an error: the request is the gateway's, not a call of the client's, and nothing
+// would check what the backend asks on the way. Before, the backend read the client's roots.
+func TestListAsksNoClient(t *testing.T) {
+	got := make(chan string, 8)
+	old := mcptest.StartLegacyServer(t, "old")
+	old.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && method == "tools/list" {
+				res, err := ss.ListRoots(ctx, nil)
+				if err != nil {
+					got <- "error"
+				} else {
+					got <- fmt.Sprint(len(res.Roots), " roots")
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	gw := startTestGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		c.Legacy.Enabled = true
+		c.Upstreams[0].Protocol = "2025-11-25"
+	}, old)
+	asked := make(chan string, 8)
+	answer := ""
+	cs := connectAsked(t, gw, "2025-11-25", &answer, asked, mcptest.WithRoots(&mcp.Root{URI: "file:///home/ann-private"}))
+	if _, err := cs.ListTools(t.Context(), nil); err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	if g := <-got; g != "error" {
+		t.Errorf("the backend asked the client for its roots during the gateway's list and got %s", g)
+	}
+}
