@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -32,13 +33,18 @@ type interceptor struct {
 const maxReplans = 3
 
 // request is stage intercept. done reports that it answered the request (a refusal).
+//
+// A pass is run again when its mutation leaves the call one its interceptors have not judged as
+// the gateway reads it: renamed into a call other interceptors govern, or naming its target in a
+// spelling other than the one the gateway routes by (a resource URI the mutator wrote with an
+// upper-case scheme, an escape or a dot segment, which a validator of its pass read as written,
+// while the call goes to the resource its normal form names).
 func (c *interceptor) request(x *request) (done bool, err error) {
 	var ran *intercept.Plan
-	for range maxReplans {
+	var judged []byte // the payload the validators of the last pass were shown
+	for passes := 0; ; passes++ {
 		p := c.set.Plan(intercept.PhaseRequest, x.in.req.Method, x.route.upstream, x.route.upstreamName)
-		if p == nil || p.Same(ran) {
-			// Nothing governs the call, or the interceptors that govern its new target have
-			// just seen the payload it carries.
+		if p == nil {
 			return false, nil
 		}
 		params, err := shownParams(x)
@@ -48,6 +54,14 @@ func (c *interceptor) request(x *request) (done bool, err error) {
 		payload, err := intercept.RequestPayload(x.in.req.Method, params)
 		if err != nil {
 			return false, err
+		}
+		if p.Same(ran) && sameTarget(payload, judged) {
+			// The interceptors that govern the call have just judged it, named as the gateway
+			// routes it.
+			return false, nil
+		}
+		if passes == maxReplans {
+			break
 		}
 		if err := readAlike(payload); err != nil {
 			return false, err
@@ -59,19 +73,46 @@ func (c *interceptor) request(x *request) (done bool, err error) {
 		if !v.Mutated {
 			return false, nil
 		}
-		before := x.route.target
 		if err := c.apply(x, &v); err != nil {
 			return true, c.notPermitted(x, &v, err)
 		}
-		if x.route.target == before {
-			return false, nil
-		}
-		ran = p
+		ran, judged = p, v.Payload
 	}
 	c.log.LogAttrs(x.ctx, slog.LevelWarn, "interceptors kept renaming the call: refused",
 		slog.String("request_id", x.requestID), slog.String("name", logName(x)))
 	return true, c.refusal(x, intercept.PhaseRequest, "The call to "+x.route.name+
 		" was refused: the gateway's interceptors kept changing it into other calls; it was not run.", "")
+}
+
+// sameTarget reports whether two request-phase payloads name the same target the same way: the
+// params' name and uri, decoded, equal (a payload that cannot be read names nothing alike).
+func sameTarget(a, b []byte) bool {
+	ta, oka := targetOf(a)
+	tb, okb := targetOf(b)
+	return oka && okb && ta == tb
+}
+
+// targetOf returns the name and uri members of a request-phase payload's params, decoded.
+func targetOf(payload []byte) (target [2]string, ok bool) {
+	var params []byte
+	if jsonrpc.Members(payload, func(key, val []byte) error {
+		if string(key) == "params" {
+			params = val
+		}
+		return nil
+	}) != nil || params == nil {
+		return target, false
+	}
+	err := jsonrpc.Members(params, func(key, val []byte) error {
+		switch string(key) {
+		case "name":
+			return json.Unmarshal(val, &target[0])
+		case "uri":
+			return json.Unmarshal(val, &target[1])
+		}
+		return nil
+	})
+	return target, err == nil
 }
 
 // readAlike refuses a request-phase payload that JSON parsers read as different values, before

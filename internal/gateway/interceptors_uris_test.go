@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -195,5 +196,54 @@ func TestInterceptorLinesLeaveOutFoundURI(t *testing.T) {
 		if i := strings.Index(out, s); i >= 0 {
 			t.Error("a log line holds a matched value:", out[max(0, i-300):min(len(out), i+100)])
 		}
+	}
+}
+
+// TestInterceptorsSeeTheMutatedURIRead: a mutator that writes a read's URI in another spelling
+// (an upper-case scheme, an escaped unreserved character, a dot segment) does not carry the
+// read past a validator: the validators are shown the URI as the gateway reads it, the normal
+// form the backend receives, as they are the client's. A validator refusing mem://items/beta
+// refuses a read of mem://items/alpha that a mutator respelt into it, and the backend never
+// reads beta. Before, the validators of the mutator's pass judged its spelling, and the call
+// renamed into beta was not shown to them again, as they had "seen" it.
+func TestInterceptorsSeeTheMutatedURIRead(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha")
+	var respell atomic.Value
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{
+		{Name: "guard", Type: intercept.TypeValidation, Handle: intercepttest.DenyIf(`"alpha+mem://items/beta"`, "no")},
+		{Name: "respell", Type: intercept.TypeMutation, Handle: intercepttest.Mutate(func(_ string, p json.RawMessage) json.RawMessage {
+			from := `"alpha+mem://items/alpha"`
+			if !strings.Contains(string(p), from) {
+				return nil
+			}
+			return json.RawMessage(strings.Replace(string(p), from, `"`+respell.Load().(string)+`"`, 1))
+		})},
+	})
+	gw := startTestGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		rule := []intercept.RuleConfig{{Upstream: "alpha", Resources: []string{"*"}, Phases: []string{"request"}}}
+		c.Interceptors = []InterceptorConfig{
+			{Config: intercept.Config{Name: "guard", URL: ics.URL(), Type: intercept.TypeValidation, Rules: rule}},
+			{Config: intercept.Config{Name: "respell", URL: ics.URL(), Type: intercept.TypeMutation, Rules: rule}}}
+	}, alpha)
+	for _, era := range clientEras {
+		t.Run(era, func(t *testing.T) {
+			cs := connectEra(t, gw, era)
+			alpha.Reset()
+			for _, uri := range []string{"alpha+MEM://items/beta", "alpha+mem://items/%62eta", "alpha+mem://items/x/../beta"} {
+				respell.Store(uri)
+				if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "alpha+mem://items/alpha"}); err == nil ||
+					!strings.Contains(err.Error(), "interceptor guard") {
+					t.Errorf("a read respelt into %s: %v, want the interceptor's refusal", uri, err)
+				}
+			}
+			if reads := alpha.RequestsOf("resources/read"); len(reads) != 0 {
+				t.Errorf("the backend received %d refused reads: %s", len(reads), reads[0].Body)
+			}
+			respell.Store("alpha+mem://items/alpha")
+			if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "alpha+mem://items/alpha"}); err != nil {
+				t.Errorf("a read the interceptors allow: %v", err)
+			}
+		})
 	}
 }

@@ -216,8 +216,11 @@ func (c *Config) Problems() []error {
 			add(fmt.Sprintf("claims[%d]", i), "%q: want a claim name, each once", name)
 		}
 	}
-	if c.Auth.Type == backend.AuthTokenExchange {
+	switch c.Auth.Type {
+	case backend.AuthTokenExchange:
 		add("auth.type", "tokenExchange would hand the interceptor the caller's identity as a token: an interceptor gets the gateway's own credentials (clientCredentials or a static header)")
+	case backend.AuthUserOAuth:
+		add("auth.type", "userOAuth is a backend's per-caller accounts, which no invocation carries: an interceptor gets the gateway's own credentials (clientCredentials or a static header)")
 	}
 	if c.Webhook && c.Protocol != "" {
 		add("protocol", "a webhook speaks no MCP revision; remove protocol or webhook")

@@ -27,6 +27,8 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 			MaxConcurrent: 2, MaxConcurrentPerCaller: 3,
 			Auth: backend.AuthConfig{Type: backend.AuthTokenExchange, TokenURL: "https://idp.example/token", ClientID: "gw",
 				ClientSecret: "client-secret-value"}},
+		{Name: "peruser", URL: "https://p.example/mcp", Type: TypeValidation, Rules: toolRule,
+			Auth: backend.AuthConfig{Type: backend.AuthUserOAuth, AuthServer: "https://as.example"}},
 		good,
 	}
 	err := Validate(bad)
@@ -45,7 +47,8 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		"interceptors[0].rules[0]", "interceptors[0].rules[1].phases[0]", "interceptors[0].rules[1].id",
 		"interceptors[1].protocol", "interceptors[1].auth.type", "interceptors[1].rules",
 		"interceptors[1].maxConcurrentPerCaller",
-		"interceptors[2].name",
+		"interceptors[2].auth.type",
+		"interceptors[3].name",
 	} {
 		if !slices.Contains(paths, want) {
 			t.Errorf("no problem reported at %s; got %v", want, paths)

@@ -9,6 +9,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
+	"github.com/mcp-gateway/gateway/upstreams/legacy"
 )
 
 // Defaults of RetryConfig.
@@ -90,7 +91,13 @@ func retryable(err error) bool {
 // RoundTrip sends a gateway-originated request that is safe to repeat (a list page or
 // server/discover) and returns the decoded final response, notifications skipped, retrying
 // with backoff within ctx. A health probe is tried once: the next probe is its retry.
+//
+// What a pre-2026 server asks while it answers (an elicitation, a sampling request, roots/list)
+// is refused: the request is the gateway's own (an interceptor's invocation, a list page made
+// for a caller's call), so whatever client ctx's call could reach (legacy.ClientRequests) is
+// not that server's to ask, and nothing would check what it asks on the way.
 func (b *Backend) RoundTrip(ctx context.Context, o *Request) (*jsonrpc.Message, error) {
+	ctx = legacy.WithoutClientRequests(ctx)
 	attempts := b.retry.attempts
 	if o.probe {
 		attempts = 1

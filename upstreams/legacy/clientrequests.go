@@ -32,8 +32,11 @@ func ClientRequestsOf(ctx context.Context) ClientRequests {
 	return f
 }
 
-// withoutClientRequests is ctx with no ClientRequests: what a backend asks under it is refused.
-func withoutClientRequests(ctx context.Context) context.Context {
+// WithoutClientRequests is ctx with no ClientRequests: what a backend asks under it is refused.
+// The gateway's own requests are made under it, whoever's request made the gateway send them:
+// what a backend (or an interceptor) asks while answering the gateway is not part of a call, and
+// must not reach the client of one.
+func WithoutClientRequests(ctx context.Context) context.Context {
 	if ClientRequestsOf(ctx) == nil {
 		return ctx
 	}

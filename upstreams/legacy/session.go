@@ -264,7 +264,7 @@ func (br *Bridge) notify(ctx context.Context, s *Session, method string, params 
 // logging/setLevel and resources/subscribe on a session every caller of the backend may share),
 // and only what a backend asks while serving a call may reach that call's client.
 func (br *Bridge) Request(ctx context.Context, s *Session, method string, params json.RawMessage, pass http.Header) (*jsonrpc.Message, http.Header, error) {
-	ctx = withoutClientRequests(ctx)
+	ctx = WithoutClientRequests(ctx)
 	x := &RoundTrip{br: br, sess: s, uid: json.RawMessage(`0`)}
 	if s.id != "" {
 		x.uid = s.nextID()

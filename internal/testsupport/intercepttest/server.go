@@ -329,12 +329,23 @@ func (s *Server) list(_ context.Context, _ *mcp.ServerSession, p *listParams) (*
 	return &rawResult{raw: b}, err
 }
 
-func (s *Server) invoke(ctx context.Context, _ *mcp.ServerSession, p *invokeParams) (*rawResult, error) {
-	res, err := s.dispatch(ctx, &p.Invocation)
+func (s *Server) invoke(ctx context.Context, ss *mcp.ServerSession, p *invokeParams) (*rawResult, error) {
+	res, err := s.dispatch(context.WithValue(ctx, sessionKey{}, ss), &p.Invocation)
 	if err != nil {
 		return nil, err
 	}
 	return &rawResult{raw: res}, nil
+}
+
+// sessionKey is the context key of the session an invocation came on.
+type sessionKey struct{}
+
+// SessionOf returns the session of the Interceptor Server that ctx's invocation came on (nil for
+// a webhook's): a Handler that sends requests of its own to the gateway (an elicitation, a
+// sampling request, roots/list) sends them through it.
+func SessionOf(ctx context.Context) *mcp.ServerSession {
+	ss, _ := ctx.Value(sessionKey{}).(*mcp.ServerSession)
+	return ss
 }
 
 // dispatch records inv and runs its interceptor's handler, within timeoutMs as the SEP's T1
