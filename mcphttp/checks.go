@@ -156,15 +156,16 @@ func checkHeaders(h http.Header, hd *handler, method string, p *jsonrpc.Params) 
 }
 
 // CheckHeaderNames refuses a header that is named as one of those stage headers compares with
-// the body, but with '_' for '-' (mcpheader.ReadsAs): servers that expose headers as CGI or WSGI
-// variables read the two as one header, so an intermediary of that kind in front of the gateway
-// could route on a value the gateway never compared with the body. The pre-2026 edge calls it
-// too: its client may send such a header as well.
+// the body, but with '_' (or another character but a letter or a digit) for '-'
+// (mcpheader.ReadsAs): servers that expose headers as CGI or WSGI variables read the two as one
+// header, so an intermediary of that kind in front of the gateway could route on a value the
+// gateway never compared with the body. The pre-2026 edge calls it too: its client may send such
+// a header as well.
 func CheckHeaderNames(h http.Header) error {
 	for k := range h {
 		if as := mcpheader.ReadsAs(k); as != "" {
 			return headerMismatch("Header mismatch: the " + quote(k) + " header reads as " + as +
-				" to servers that take '_' for '-' in header names")
+				" to servers that take '_' or another character for '-' in header names")
 		}
 	}
 	return nil

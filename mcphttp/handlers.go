@@ -74,6 +74,11 @@ func (x *request) completionRef() (upstreams.Kind, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
+	// What the values of a resource template's completion are judged by (upstreams/names
+	// ParseCompletion), read as every decoder behind the gateway reads it.
+	if err := jsonrpc.CheckCompletion(x.in.req.Params); err != nil {
+		return 0, "", err
+	}
 	switch {
 	case ref.Type == "ref/prompt" && ref.Name != "":
 		return upstreams.KindPrompt, ref.Name, nil

@@ -9,9 +9,10 @@ import (
 )
 
 // TestHeaderNamesReadAsMirrors: a header whose name is that of a header the gateway checks
-// against the body (Mcp-Method, Mcp-Name, MCP-Protocol-Version, an Mcp-Param-*) with '_' for
-// '-' is refused with 400/-32020 and reaches no backend. Servers that expose headers as CGI or
-// WSGI variables (HTTP_MCP_METHOD) read "Mcp_Method" and "Mcp-Method" as one header, so an
+// against the body (Mcp-Method, Mcp-Name, MCP-Protocol-Version, an Mcp-Param-*) with '_', or
+// any other character but a letter or a digit, for '-' is refused with 400/-32020 and reaches no
+// backend. Servers that expose headers as CGI or WSGI variables (HTTP_MCP_METHOD) read
+// "Mcp_Method" and "Mcp-Method" as one header, and several ("Mcp.Method" too), so an
 // intermediary of that kind in front of the gateway could route on a value the gateway never
 // compared with the body, while the gateway checked and forwarded the other. Before, such a
 // header was ignored and the call went through. A name with '_' that reads as no checked header,
@@ -37,6 +38,12 @@ func TestHeaderNamesReadAsMirrors(t *testing.T) {
 		{"Mcp_Param_Region", "us", true},
 		{"Mcp-Param_Region", "us", true},
 		{"mcp_param-region", "eu", true},
+		{"Mcp.Name", "be__echo", true},
+		{"Mcp~Method", "tools/list", true},
+		{"MCP.Protocol.Version", "2025-11-25", true},
+		{"Mcp.Param.Region", "us", true},
+		{"Mcp+Param-Region", "us", true},
+		{"X.Request.Tag", "a", false},
 		{"X_Request_Tag", "a", false},
 		{"Mcp_Session", "a", false},
 	} {

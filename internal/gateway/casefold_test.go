@@ -37,6 +37,8 @@ type structCall struct {
 	Target string
 	Repo   string
 	Header http.Header
+	// Completes is, for a completion/complete, the argument completed and the context as read.
+	Completes string
 }
 
 type structRequest struct {
@@ -58,8 +60,17 @@ type structRequest struct {
 			URI  string `json:"uri"`
 		} `json:"ref"`
 		RequestState string `json:"requestState"`
+		Argument     struct {
+			Name string `json:"name"`
+		} `json:"argument"`
+		Context struct {
+			Arguments map[string]string `json:"arguments"`
+		} `json:"context"`
 	} `json:"params"`
 }
+
+// structShelves is the resource template a structBackend lists: shelves of items.
+const structShelves = "mem://shelves/{shelf}/{item}"
 
 const structTools = `[{"name":"get_repo","inputSchema":{"type":"object","properties":{"repo":{"type":"string"}}}},` +
 	`{"name":"delete_repo","inputSchema":{"type":"object","properties":{"repo":{"type":"string"}}}},` +
@@ -145,9 +156,10 @@ func (sb *structBackend) serve(w http.ResponseWriter, r *http.Request) {
 		result = `{"tools":` + sb.tools + `,"ttlMs":60000,"cacheScope":"public"` + done + `}`
 	case "prompts/list":
 		result = `{"prompts":[{"name":"greet"},{"name":"secret_prompt"}],"ttlMs":60000,"cacheScope":"public"` + done + `}`
-	case "resources/list", "resources/templates/list":
-		key := map[string]string{"resources/list": "resources", "resources/templates/list": "resourceTemplates"}[req.Method]
-		result = `{"` + key + `":[],"ttlMs":60000,"cacheScope":"public"` + done + `}`
+	case "resources/list":
+		result = `{"resources":[],"ttlMs":60000,"cacheScope":"public"` + done + `}`
+	case "resources/templates/list":
+		result = `{"resourceTemplates":[{"uriTemplate":"` + structShelves + `","name":"shelves"}],"ttlMs":60000,"cacheScope":"public"` + done + `}`
 	case "tools/call", "prompts/get", "resources/read", "completion/complete":
 		c := structCall{Method: req.Method, Target: p.Name, Repo: p.Arguments.Repo + p.Arguments.Who + p.Arguments.Region + p.Arguments.Quota.String(), Header: r.Header.Clone()}
 		switch req.Method {
@@ -155,6 +167,8 @@ func (sb *structBackend) serve(w http.ResponseWriter, r *http.Request) {
 			c.Target = p.URI
 		case "completion/complete":
 			c.Target = p.Ref.Name + p.Ref.URI
+			ctx, _ := json.Marshal(p.Context.Arguments)
+			c.Completes = p.Argument.Name + " " + string(ctx)
 		}
 		sb.mu.Lock()
 		sb.calls = append(sb.calls, c)
@@ -168,8 +182,16 @@ func (sb *structBackend) serve(w http.ResponseWriter, r *http.Request) {
 		case "resources/read":
 			uri, _ := json.Marshal(p.URI)
 			result = `{"contents":[{"uri":` + string(uri) + `,"text":` + string(text) + `}]` + done + `}`
-		default:
-			result = `{"completion":{"values":[` + string(text) + `]}` + done + `}`
+		case "completion/complete":
+			values := "[" + string(text) + "]"
+			if p.Ref.URI == structShelves {
+				// The values of the variable it read it was asked for, whatever the caller may read.
+				values = `[]`
+				if v, ok := map[string]string{"shelf": `["public","private"]`, "item": `["ledger","payroll"]`}[p.Argument.Name]; ok {
+					values = v
+				}
+			}
+			result = `{"completion":{"values":` + values + `}` + done + `}`
 		}
 	default:
 		result = ""

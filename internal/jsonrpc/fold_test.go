@@ -103,6 +103,13 @@ func TestParamsRefuseLoneVariants(t *testing.T) {
 		{`{"_meta":{"io.modelcontextprotocol/ProtocolVersion":"x"}}`, "meta"},
 		{`{"ref":{"type":"ref/prompt","NAME":"a"}}`, "ref"},
 		{`{"ref":{"Type":"ref/prompt","name":"a"}}`, "ref"},
+		{`{"Argument":{"name":"a"}}`, "params"},
+		{`{"CONTEXT":{"arguments":{}}}`, "params"},
+		{`{"argument":{"NAME":"a"}}`, "completion"},
+		{`{"argument":{"na_me":"a"}}`, "completion"},
+		{`{"argument":"a"}`, "completion"},
+		{`{"context":{"Arguments":{"a":"b"}}}`, "completion"},
+		{`{"context":[]}`, "completion"},
 	} {
 		raw := []byte(tt.params)
 		if err := Scan(raw, Limits{}); err != nil {
@@ -115,6 +122,8 @@ func TestParamsRefuseLoneVariants(t *testing.T) {
 				_, err = ParseMeta(p.Meta)
 			case "ref":
 				_, err = ParseRef(p.Ref)
+			case "completion":
+				err = CheckCompletion(raw)
 			}
 		}
 		if !errors.Is(err, NewError(CodeInvalidParams, "")) {
@@ -128,6 +137,9 @@ func TestParamsRefuseLoneVariants(t *testing.T) {
 	}
 	if _, err := ParseMeta(p.Meta); err != nil {
 		t.Fatalf("ParseMeta: %v", err)
+	}
+	if err := CheckCompletion([]byte(`{"argument":{"name":"a","value":"b","Names":1},"context":null}`)); err != nil {
+		t.Fatalf("CheckCompletion: %v", err)
 	}
 }
 

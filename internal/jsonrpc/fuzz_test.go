@@ -22,6 +22,8 @@ func FuzzDecode(f *testing.F) {
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":{\"uri\":\"a\",\"ur\u0131\":\"b\"}}",
 		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"a\",\"arguments\":{\"k\":1,\"\u212a\":2}}}",
 		`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"a","Name":"b"}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"argument":{"NAME":"a"},"context":{"arguments":{"b":"c"}}}}`,
+		`{"jsonrpc":"2.0","id":1,"method":"completion/complete","params":{"argument":{"name":null},"context":{"arguments":null}}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -83,5 +85,54 @@ func agreeWithEncodingJSON(t *testing.T, raw json.RawMessage, p *Params) {
 		if (be.Ref.Name != nil && *be.Ref.Name != ref.Name) || (be.Ref.URI != nil && *be.Ref.URI != ref.URI) {
 			t.Fatalf("ref: backend reads %v/%v, gateway %q/%q", be.Ref.Name, be.Ref.URI, ref.Name, ref.URI)
 		}
+	}
+	agreeOnCompletion(t, raw)
+}
+
+// agreeOnCompletion is agreeWithEncodingJSON for what the gateway reads of a completion besides
+// its ref: the variable completed and the context, by exact member names as the gateway reads
+// them, once CheckCompletion has let them through.
+func agreeOnCompletion(t *testing.T, raw json.RawMessage) {
+	if CheckCompletion(raw) != nil {
+		return
+	}
+	var be struct {
+		Argument *struct {
+			Name *string `json:"name"`
+		} `json:"argument"`
+		Context *struct {
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"context"`
+	}
+	if json.Unmarshal(raw, &be) != nil {
+		return
+	}
+	var name, args json.RawMessage
+	_ = Members(raw, func(k, v []byte) error {
+		inner := map[string]*json.RawMessage{"argument": &name, "context": &args}[string(k)]
+		if inner == nil || v[0] != '{' {
+			return nil
+		}
+		want := map[string]string{"argument": "name", "context": "arguments"}[string(k)]
+		return Members(v, func(ik, iv []byte) error {
+			if string(ik) == want {
+				*inner = iv
+			}
+			return nil
+		})
+	})
+	var gwName *string
+	if name != nil && name[0] == '"' {
+		var s string
+		if json.Unmarshal(name, &s) == nil {
+			gwName = &s
+		}
+	}
+	if be.Argument != nil && (be.Argument.Name == nil) != (gwName == nil) ||
+		be.Argument != nil && be.Argument.Name != nil && gwName != nil && *be.Argument.Name != *gwName {
+		t.Fatalf("argument.name: backend reads %v, gateway %v", be.Argument.Name, gwName)
+	}
+	if be.Context != nil && string(be.Context.Arguments) != string(args) && !(args == nil && string(be.Context.Arguments) == "null") {
+		t.Fatalf("context.arguments: backend reads %s, gateway %s", be.Context.Arguments, args)
 	}
 }

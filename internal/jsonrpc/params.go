@@ -42,7 +42,9 @@ type Params struct {
 // paramsKeys are the members of params the gateway reads, routes on or binds (confirmation
 // digests, MRTR state): a member that differs from one of them only in case or punctuation is
 // refused, since a case-insensitive decoder behind the gateway would read it as that member.
-var paramsKeys = []string{"_meta", "name", "uri", "arguments", "requestState", "inputResponses", "cursor", "ref"}
+// argument and context are completion/complete's (CheckCompletion).
+var paramsKeys = []string{"_meta", "name", "uri", "arguments", "requestState", "inputResponses", "cursor", "ref",
+	"argument", "context"}
 
 // metaKeys are the _meta members the gateway reads.
 var metaKeys = []string{MetaProtocolVersion, MetaClientCapabilities, MetaClientInfo, MetaLogLevel,
@@ -219,6 +221,45 @@ func ParseRef(raw json.RawMessage) (*Ref, error) {
 		return nil, err
 	}
 	return ref, nil
+}
+
+// CheckCompletion checks what the gateway reads of a completion/complete's params besides its
+// ref (ParseRef) to judge which resource each value of a resource template's completion names:
+// argument (an object) with its name, and context (an object, or null) with its arguments. A
+// member whose name is a spelling variant of one of those is refused, as in ParseParams: a
+// case-insensitive decoder behind the gateway would complete another variable, or in another
+// context, than the one the gateway judges the values by. params must have passed Decode.
+func CheckCompletion(params json.RawMessage) error {
+	if params == nil {
+		return nil
+	}
+	return Members(params, func(key, val []byte) error {
+		switch string(key) {
+		case "argument":
+			return checkMembers(val, "argument", "name")
+		case "context":
+			if string(val) == "null" {
+				return nil
+			}
+			return checkMembers(val, "context", "arguments")
+		}
+		return nil
+	})
+}
+
+// checkMembers refuses obj, the params member called name, unless it is an object without a
+// spelling variant of the member read.
+func checkMembers(obj []byte, name, read string) error {
+	if obj[0] != '{' {
+		return invalidParam(name, "an object")
+	}
+	known := []string{read}
+	return Members(obj, func(key, _ []byte) error {
+		if k := variantOf(key, known); k != "" {
+			return caseVariant(name+" ", string(key), k)
+		}
+		return nil
+	})
 }
 
 func rawObject(val []byte, dst *json.RawMessage, name string) error {

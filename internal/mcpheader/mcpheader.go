@@ -75,14 +75,17 @@ func DecodeName(v string) (string, error) {
 }
 
 // ReadsAs names the header, among those the gateway compares with the body, that name reads as
-// where '_' and '-' are one character and case does not count: servers that expose headers as
-// CGI or WSGI variables (HTTP_MCP_METHOD) read "Mcp_Method" and "Mcp-Method" as one header. It
-// returns ProtocolVersion, Method, Name, or ParamPrefix followed by "*" for a name whose prefix
-// reads as ParamPrefix; "" for a name without '_' (the header itself, or none of them) and for
-// one that reads as none of them. An Mcp-Param-* name with '_' only after the prefix reads as
-// itself: that part names the argument, as its tool spells it.
+// where every character but a letter or a digit is one character and case does not count:
+// servers that expose headers as CGI or WSGI variables (HTTP_MCP_METHOD) read "Mcp_Method" and
+// "Mcp-Method" as one header, and several (Apache httpd 2.2, lighttpd, PHP, which turns '.'
+// into '_' in every variable name) write any other character of a name as '_' too, so
+// "Mcp.Method" and "Mcp~Method" read as it there as well. It returns ProtocolVersion, Method,
+// Name, or ParamPrefix followed by "*" for a name whose prefix reads as ParamPrefix; "" for a
+// name whose only such character is '-' (the header itself, or none of them) and for one that
+// reads as none of them. An Mcp-Param-* name with such a character only after the prefix reads
+// as itself: that part names the argument, as its tool spells it.
 func ReadsAs(name string) string {
-	if strings.IndexByte(name, '_') < 0 {
+	if !otherThanDash(name) {
 		return ""
 	}
 	for _, h := range [...]string{ProtocolVersion, Method, Name} {
@@ -90,27 +93,41 @@ func ReadsAs(name string) string {
 			return h
 		}
 	}
-	if p := len(ParamPrefix); len(name) > p && strings.IndexByte(name[:p], '_') >= 0 && sameUnderscored(name[:p], ParamPrefix) {
+	if p := len(ParamPrefix); len(name) > p && otherThanDash(name[:p]) && sameUnderscored(name[:p], ParamPrefix) {
 		return ParamPrefix + "*"
 	}
 	return ""
 }
 
-// sameUnderscored reports whether a and b (ASCII header names) are one name with '_' read as '-'
-// and letters compared without case.
+// otherThanDash reports whether s holds a character other than a letter, a digit or '-'.
+func otherThanDash(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !alnum(s[i]) && s[i] != '-' {
+			return true
+		}
+	}
+	return false
+}
+
+func alnum(c byte) bool {
+	return 'a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9'
+}
+
+// sameUnderscored reports whether a and b (ASCII header names) are one name with every
+// character but a letter or a digit read as '-' and letters compared without case.
 func sameUnderscored(a, b string) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := 0; i < len(a); i++ {
 		x, y := a[i], b[i]
-		if x == '_' {
+		if !alnum(x) {
 			x = '-'
 		}
-		if y == '_' {
+		if !alnum(y) {
 			y = '-'
 		}
-		if x|0x20 != y|0x20 || (x|0x20 < 'a' || x|0x20 > 'z') && x != y {
+		if x|0x20 != y|0x20 || !alnum(x) && x != y {
 			return false
 		}
 	}

@@ -153,14 +153,17 @@ func TestControlCharactersRefused(t *testing.T) {
 	}
 }
 
-// TestReadsAs: the names that read as a checked header where '_' and '-' are one character and
-// case does not count, and those that do not.
+// TestReadsAs: the names that read as a checked header where every character but a letter or a
+// digit is one and case does not count, and those that do not.
 func TestReadsAs(t *testing.T) {
 	for name, want := range map[string]string{
 		"Mcp_Method": Method, "MCP_METHOD": Method, "mcp_name": Name, "Mcp_Protocol_Version": ProtocolVersion,
 		"MCP-Protocol_Version": ProtocolVersion, "Mcp_Param_Region": ParamPrefix + "*", "Mcp-Param_X": ParamPrefix + "*",
 		"Mcp-Method": "", "Mcp-Param-My_Region": "", "Mcp_Session_Id": "", "X_Forwarded_For": "", "Mcp_Param_": "",
 		"Mcp_Methods": "", "Mcp_Metho\x8d": "", "Mcp_Nam\x05": "",
+		"Mcp.Name": Name, "mcp~method": Method, "Mcp.Protocol.Version": ProtocolVersion, "Mcp+Param.Region": ParamPrefix + "*",
+		"Mcp!Name": Name, "Mcp*Name": Name, "Mcp|Name": Name, "Mcp'Name": Name, "Mcp`Method": Method, "Mcp^Method": Method,
+		"Mcp-Param-My.Region": "", "Mcp.Session.Id": "", "Mcp.Names": "", "X.Mcp.Name": "",
 	} {
 		if got := ReadsAs(name); got != want {
 			t.Errorf("ReadsAs(%q) = %q, want %q", name, got, want)

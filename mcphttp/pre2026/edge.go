@@ -282,7 +282,8 @@ func (e *Edge) servedVersions() string {
 // contradiction is an HTTP error, as intermediaries must answer header-validation failures
 // (SEP-2243). Here the Mcp-Param-* headers are checked for form and method; the request this
 // edge builds carries them, and stage bind-headers holds each to its argument. A header named as
-// one of these with '_' for '-', which some servers read as that header, is refused first.
+// one of these with '_' (or another character but a letter or a digit) for '-', which some
+// servers read as that header, is refused first.
 func (q *clientReq) checkMirrors() error {
 	h := q.in.Header()
 	if err := mcphttp.CheckHeaderNames(h); err != nil {

@@ -91,8 +91,8 @@ func TestLegacyBatchParamHeadersRefused(t *testing.T) {
 }
 
 // TestLegacyHeaderNamesReadAsMirrors: a pre-2026 client's header named as Mcp-Method, Mcp-Name,
-// MCP-Protocol-Version or an Mcp-Param-* with '_' for '-', which servers exposing headers as CGI
-// or WSGI variables read as that header, is refused as a 2026-07-28 client's is, on a single
+// MCP-Protocol-Version or an Mcp-Param-* with '_' (or another character but a letter or a digit)
+// for '-', which servers exposing headers as CGI or WSGI variables read as that header, is refused as a 2026-07-28 client's is, on a single
 // request and on a 2025-03-26 batch (TestHeaderNamesReadAsMirrors in package mcphttp).
 func TestLegacyHeaderNamesReadAsMirrors(t *testing.T) {
 	be := mcptest.StartServer(t, "be", mcptest.WithRegionTool())
@@ -104,7 +104,8 @@ func TestLegacyHeaderNamesReadAsMirrors(t *testing.T) {
 		if v == "2025-03-26" {
 			version = "" // its clients send no MCP-Protocol-Version
 		}
-		for _, name := range []string{"Mcp_Method", "Mcp_Name", "MCP_Protocol_Version", "Mcp_Param_Region", "mcp-param_region"} {
+		for _, name := range []string{"Mcp_Method", "Mcp_Name", "MCP_Protocol_Version", "Mcp_Param_Region", "mcp-param_region",
+			"Mcp.Name", "Mcp~Method", "Mcp.Param.Region"} {
 			for _, b := range []string{call, "[" + call + "]"} {
 				if b[0] == '[' && v != "2025-03-26" {
 					continue

@@ -1,6 +1,7 @@
 package names
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/yosida95/uritemplate/v3"
@@ -123,12 +124,18 @@ func (u Rewriter) completionResult(res []byte) ([]byte, error) {
 
 // completionShown reports whether the resource value names, the template expanded with it and
 // the client's other values, is one the caller may see. A value is judged on the one resource it
-// names: when the client left a variable of the template out, it names none, and is dropped.
+// names: when the client left a variable of the template out, it names none, and is dropped; so
+// is every value of an argument that is no variable of the template ("SHELF" for {shelf}), which
+// the gateway cannot tie to the value at all, while a backend that matches argument names
+// loosely would complete that variable.
 func (u Rewriter) completionShown(tmpl *uritemplate.Template, value string) bool {
 	if tmpl == nil {
 		return false
 	}
 	c := u.Completion
+	if !slices.Contains(tmpl.Varnames(), c.Argument) {
+		return false
+	}
 	vals := uritemplate.Values{}
 	for _, n := range tmpl.Varnames() {
 		v, ok := c.Context[n]
