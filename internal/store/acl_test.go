@@ -20,21 +20,30 @@ const (
 		" +zadd +zrem +zscan +zcount +zremrangebyscore +srem +srandmember +multi +exec"
 )
 
+// aclSetup is a Redis the ACL tests run against, single or Cluster, with the documented rules
+// for it and the store's configuration for an address.
+type aclSetup struct {
+	name  string
+	opts  []testredis.Option
+	rules string
+	cfg   func(addr string) RedisConfig
+}
+
+// aclSetups are a single server and a Cluster, each with its documented rules.
+func aclSetups() []aclSetup {
+	return []aclSetup{
+		{"single", nil, leastPrivilege, func(addr string) RedisConfig { return RedisConfig{URL: "redis://" + addr} }},
+		{"cluster", []testredis.Option{testredis.WithCluster()}, leastPrivilegeCluster,
+			func(addr string) RedisConfig { return RedisConfig{Addrs: []string{addr}, Cluster: true} }},
+	}
+}
+
 // TestRedisLeastPrivilegeACL: everything the gateway does works for a Redis user limited to the
 // documented rules, on a single server and on a Cluster, and that user can touch nothing
 // outside its prefix, so the rules are both enough and narrow.
 func TestRedisLeastPrivilegeACL(t *testing.T) {
 	t.Parallel() // its own redis-server; it waits on expiries and timeouts, not on a core
-	for _, tt := range []struct {
-		name  string
-		opts  []testredis.Option
-		rules string
-		cfg   func(addr string) RedisConfig
-	}{
-		{"single", nil, leastPrivilege, func(addr string) RedisConfig { return RedisConfig{URL: "redis://" + addr} }},
-		{"cluster", []testredis.Option{testredis.WithCluster()}, leastPrivilegeCluster,
-			func(addr string) RedisConfig { return RedisConfig{Addrs: []string{addr}, Cluster: true} }},
-	} {
+	for _, tt := range aclSetups() {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := testredis.Start(t, tt.opts...)
 			args := append([]string{"ACL", "SETUSER", "gw", "on", ">gw-secret"}, strings.Fields(tt.rules+recordsPrivilege)...)
@@ -103,16 +112,7 @@ func TestRedisLeastPrivilegeACL(t *testing.T) {
 func TestCheckScriptsRefusedByACL(t *testing.T) {
 	t.Parallel() // its own redis-servers
 	noScripts := strings.NewReplacer(" +evalsha", "", " +eval", "")
-	for _, tt := range []struct {
-		name  string
-		opts  []testredis.Option
-		rules string
-		cfg   func(addr string) RedisConfig
-	}{
-		{"single", nil, leastPrivilege, func(addr string) RedisConfig { return RedisConfig{URL: "redis://" + addr} }},
-		{"cluster", []testredis.Option{testredis.WithCluster()}, leastPrivilegeCluster,
-			func(addr string) RedisConfig { return RedisConfig{Addrs: []string{addr}, Cluster: true} }},
-	} {
+	for _, tt := range aclSetups() {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := testredis.Start(t, tt.opts...)
 			grant := func(rules string) {
