@@ -133,9 +133,9 @@ func TestConsumeInOneStepKeepsTheEpochGuard(t *testing.T) {
 // TestConsumedStateOutlivesASkewedReplica: a state consumed on a replica whose clock runs ahead
 // stays consumed for as long as a replica whose clock runs behind (by up to ReplicaSkew) still
 // takes it for unexpired. Replica A, 2 seconds ahead, consumes a state B sealed with a lifetime
-// of 3 seconds; B then retries it until, by its own clock, it has expired: every retry is
+// of 4 seconds; B then retries it until, by its own clock, it has expired: every retry is
 // refused as a replay. The single-use key used to live for the state's remaining lifetime by
-// A's clock, 1 second, and B accepted the state a second time for the 2 seconds after it went.
+// A's clock, 2 seconds, and B accepted the state a second time for the 2 seconds after it went.
 // Both ways of consuming: in one step with the caller's answers budget (as the gateway does),
 // and in two, the epoch guard in front of the store either way.
 func TestConsumedStateOutlivesASkewedReplica(t *testing.T) {
@@ -150,7 +150,7 @@ func TestConsumedStateOutlivesASkewedReplica(t *testing.T) {
 	if err := GuardEpoch(r, time.Minute, earlier).Prime(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	const ttl = 3 * time.Second
+	const ttl = 4 * time.Second // A has 2 seconds to consume it, on a busy machine too
 	ahead := func() time.Time { return time.Now().Add(2 * time.Second) }
 	replica := func(now func() time.Time, answers store.Replay) *Codec {
 		c, err := New(testSealer(t, "k1"), Config{TTL: ttl, Answers: answers}, GuardEpoch(r, ttl, now), now)
@@ -164,6 +164,7 @@ func TestConsumedStateOutlivesASkewedReplica(t *testing.T) {
 		answers store.Replay
 	}{{"in one step", r}, {"in two steps", nil}} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each waits out its state's lifetime
 			consumeOnSkewedReplicas(t, replica(ahead, tc.answers), replica(time.Now, tc.answers))
 		})
 	}
