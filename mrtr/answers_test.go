@@ -42,9 +42,10 @@ func answersCodec(t *testing.T, budget int) (*Codec, *store.Memory, *mcptest.Clo
 	return codec, mem, clock, open
 }
 
-// TestAnswersBoundedPerCaller: a caller consumes at most MaxAnswersPerCaller states per TTL
-// (the store's replay budget); the one refused is not recorded, so it is still usable, until it
-// expires, once the window ends; a replay is still a replay, and another caller is not affected.
+// TestAnswersBoundedPerCaller: a caller consumes at most MaxAnswersPerCaller states per TTL and
+// ReplicaSkew (the store's replay budget); the one refused is not recorded, so it is still
+// usable, until it expires, once the window ends; a replay is still a replay, and another
+// caller is not affected.
 func TestAnswersBoundedPerCaller(t *testing.T) {
 	codec, _, clock, open := answersCodec(t, 2)
 	ctx := context.Background()
@@ -56,10 +57,12 @@ func TestAnswersBoundedPerCaller(t *testing.T) {
 			t.Fatalf("alice's answer %d: %v", i+1, err)
 		}
 	}
-	clock.Advance(30 * time.Second) // the window started with the first answer
+	// The window started with the first answer and lasts the TTL and ReplicaSkew, as long as
+	// the records live; a state issued after its first ReplicaSkew outlives it.
+	clock.Advance(ReplicaSkew + 15*time.Second)
 	third := open(alice)
 	var over *OverBudgetError
-	if err := codec.Consume(ctx, third); !errors.As(err, &over) || over.RetryAfter <= 0 || over.RetryAfter > 30*time.Second {
+	if err := codec.Consume(ctx, third); !errors.As(err, &over) || over.RetryAfter <= 0 || over.RetryAfter > 45*time.Second {
 		t.Fatalf("alice's third answer: %v, want OverBudgetError with a Retry-After within the window", err)
 	}
 	if err := codec.Consume(ctx, used); Reason(err) != ReasonReplayed {

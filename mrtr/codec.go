@@ -28,6 +28,12 @@ const (
 	MaxTTL = 24 * time.Hour
 	// ReplayKeyPrefix prefixes the nonce in keys passed to Replays.UseOnce.
 	ReplayKeyPrefix = "mrtr/nonce/"
+	// ReplicaSkew is how far apart the clocks of a gateway's replicas are tolerated (the
+	// tolerance authz/dpop's ReplicaSkew states for DPoP): a consumed state's single-use key
+	// is kept this much longer than the state's remaining lifetime by the consuming replica's
+	// clock, so that a replica whose clock runs behind, and takes the state for unexpired for
+	// that much longer, still finds it used.
+	ReplicaSkew = 30 * time.Second
 )
 
 // Config configures a Codec.
@@ -36,7 +42,8 @@ type Config struct {
 	// Zero means DefaultTTL (10 minutes); otherwise between MinTTL and MaxTTL.
 	TTL time.Duration
 	// MaxAnswersPerCaller bounds the single-use states one caller (issuer and subject) may
-	// consume per TTL: each leaves a replay record in the shared store for up to TTL, so
+	// consume per TTL and ReplicaSkew: each leaves a replay record in the shared store for up
+	// to that long, so
 	// without it one caller answering rounds as fast as it can fills the store that every
 	// caller's confirmations need. Zero means DefaultMaxAnswersPerCaller; at most
 	// MaxMaxAnswersPerCaller. Counted only when Answers is set.
@@ -131,7 +138,7 @@ func New(sealer *seal.Sealer, cfg Config, replays Replays, now func() time.Time)
 		n = DefaultMaxAnswersPerCaller
 	}
 	return &Codec{sealer: sealer, ttl: ttl, replays: replays, answers: cfg.Answers,
-		budget: store.ReplayBudget{Count: n, Window: ttl}, now: now}, nil
+		budget: store.ReplayBudget{Count: n, Window: ttl + ReplicaSkew}, now: now}, nil
 }
 
 // Seal stamps st with a fresh random nonce and an expiry of now+TTL
@@ -236,10 +243,10 @@ func (c *Codec) ConsumeAs(ctx context.Context, st *State, client string) error {
 	if once, ok := c.answers.(store.ReplayOnce); ok {
 		return c.claim(ctx, once, c.owner(st, client), ReplayKeyPrefix+nonce, ttl)
 	}
-	if err := c.countAnswer(ctx, st, client, nonce, ttl); err != nil {
+	if err := c.countAnswer(ctx, st, client, nonce, ttl+ReplicaSkew); err != nil {
 		return err
 	}
-	first, err := c.replays.UseOnce(ctx, ReplayKeyPrefix+nonce, ttl)
+	first, err := c.useOnce(ctx, ReplayKeyPrefix+nonce, ttl)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
 	}
@@ -287,8 +294,17 @@ func (c *Codec) claim(ctx context.Context, once store.ReplayOnce, owner, key str
 			return reject(ReasonReplayed, nil)
 		}
 	}
-	use, err := once.FirstUseOnce(ctx, owner, key, key, ttl, c.budget)
+	use, err := once.FirstUseOnce(ctx, owner, key, key, ttl+ReplicaSkew, c.budget)
 	return c.answered(ctx, owner, use, err)
+}
+
+// useOnce makes key single-use in Replays for a state with remaining lifetime left, kept
+// ReplicaSkew longer; the epoch guard judges the state by remaining itself.
+func (c *Codec) useOnce(ctx context.Context, key string, remaining time.Duration) (bool, error) {
+	if g, ok := c.replays.(*EpochGuard); ok {
+		return g.useOnce(ctx, key, remaining, remaining+ReplicaSkew)
+	}
+	return c.replays.UseOnce(ctx, key, remaining+ReplicaSkew)
 }
 
 // owner is the owner (store.Replay's) st's answers are counted under.

@@ -219,8 +219,8 @@ func TestConsume(t *testing.T) {
 	if err := f.codec.Consume(context.Background(), st); err != nil {
 		t.Fatalf("first use: %v", err)
 	}
-	if !strings.HasPrefix(f.replays.keys[0], ReplayKeyPrefix) || f.replays.ttls[0] != DefaultTTL-time.Minute {
-		t.Fatalf("store got key %q ttl %v; want prefix %q and the remaining lifetime",
+	if !strings.HasPrefix(f.replays.keys[0], ReplayKeyPrefix) || f.replays.ttls[0] != DefaultTTL-time.Minute+ReplicaSkew {
+		t.Fatalf("store got key %q ttl %v; want prefix %q and the remaining lifetime and ReplicaSkew",
 			f.replays.keys[0], f.replays.ttls[0], ReplayKeyPrefix)
 	}
 	again, _ := f.codec.Open(tok, b)

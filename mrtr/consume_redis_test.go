@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/testredis"
@@ -126,5 +127,88 @@ func TestConsumeInOneStepKeepsTheEpochGuard(t *testing.T) {
 	}
 	if err := codec.Consume(ctx, fresh); Reason(err) != ReasonReplayed {
 		t.Fatalf("its replay: %v, want replayed", err)
+	}
+}
+
+// TestConsumedStateOutlivesASkewedReplica: a state consumed on a replica whose clock runs ahead
+// stays consumed for as long as a replica whose clock runs behind (by up to ReplicaSkew) still
+// takes it for unexpired. Replica A, 2 seconds ahead, consumes a state B sealed with a lifetime
+// of 4 seconds; B then retries it until, by its own clock, it has expired: every retry is
+// refused as a replay. The single-use key used to live for the state's remaining lifetime by
+// A's clock, 2 seconds, and B accepted the state a second time for the 2 seconds after it went.
+// Both ways of consuming: in one step with the caller's answers budget (as the gateway does),
+// and in two, the epoch guard in front of the store either way.
+func TestConsumedStateOutlivesASkewedReplica(t *testing.T) {
+	srv := testredis.Start(t)
+	r, err := store.NewRedis(store.RedisConfig{URL: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	// The store's memory began a second ago, so no state below is refused by the epoch guard.
+	earlier := func() time.Time { return time.Now().Add(-time.Second) }
+	if err := GuardEpoch(r, time.Minute, earlier).Prime(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	const ttl = 4 * time.Second // A has 2 seconds to consume it, on a busy machine too
+	ahead := func() time.Time { return time.Now().Add(2 * time.Second) }
+	replica := func(now func() time.Time, answers store.Replay) *Codec {
+		c, err := New(testSealer(t, "k1"), Config{TTL: ttl, Answers: answers}, GuardEpoch(r, ttl, now), now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		name    string
+		answers store.Replay
+	}{{"in one step", r}, {"in two steps", nil}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each waits out its state's lifetime
+			consumeOnSkewedReplicas(t, replica(ahead, tc.answers), replica(time.Now, tc.answers))
+		})
+	}
+}
+
+// consumeOnSkewedReplicas consumes on a a state b sealed, then retries it on b until it has
+// expired there: each retry must be refused as a replay.
+func consumeOnSkewedReplicas(t *testing.T, a, b *Codec) {
+	ctx := context.Background()
+	bind := testBinding(t)
+	tok, err := b.Seal(stateFor(bind, KindConfirm))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := a.Open(tok, bind)
+	if err != nil {
+		t.Fatalf("opened on the replica ahead: %v", err)
+	}
+	if err := a.Consume(ctx, st); err != nil {
+		t.Fatalf("consumed on the replica ahead: %v", err)
+	}
+	retries := 0
+	for {
+		st, err := b.Open(tok, bind)
+		if Reason(err) == ReasonExpired {
+			break
+		}
+		if err != nil {
+			t.Fatalf("opened on the replica behind: %v", err)
+		}
+		if err := b.Consume(ctx, st); Reason(err) != ReasonReplayed {
+			t.Fatalf("the state consumed on A retried on B after %d refusals: %v, want replayed", retries, err)
+		}
+		retries++
+		time.Sleep(50 * time.Millisecond) // paces the retries; the loop ends on the state's expiry
+	}
+	if retries == 0 {
+		t.Fatal("the state expired on B before any retry")
+	}
+}
+
+// TestReplicaSkewIsDPoPs: the gateway states one tolerance for its replicas' clocks.
+func TestReplicaSkewIsDPoPs(t *testing.T) {
+	if ReplicaSkew != dpop.ReplicaSkew {
+		t.Errorf("mrtr.ReplicaSkew %v, dpop.ReplicaSkew %v: docs/scaling.md states one tolerance", ReplicaSkew, dpop.ReplicaSkew)
 	}
 }

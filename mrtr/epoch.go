@@ -56,10 +56,16 @@ type EpochGuard struct {
 // UseOnce refuses (first=false) a state issued before the store's memory began, then defers
 // to the store. remaining is the state's remaining lifetime, as Codec.Consume passes it.
 func (g *EpochGuard) UseOnce(ctx context.Context, key string, remaining time.Duration) (bool, error) {
+	return g.useOnce(ctx, key, remaining, remaining)
+}
+
+// useOnce is UseOnce keeping the single-use key for keep rather than remaining (Codec keeps it
+// ReplicaSkew longer).
+func (g *EpochGuard) useOnce(ctx context.Context, key string, remaining, keep time.Duration) (bool, error) {
 	if ok, err := g.Issued(ctx, remaining); err != nil || !ok {
 		return false, err
 	}
-	return g.s.UseOnce(ctx, key, remaining)
+	return g.s.UseOnce(ctx, key, keep)
 }
 
 // Issued is UseOnce's check without its write: false for a state issued before the store's

@@ -24,8 +24,10 @@ type MRTRConfig struct {
 	// MaxTokenBytes bounds a requestState or cursor, checked before any decoding. Default 8 KiB.
 	MaxTokenBytes int `yaml:"maxTokenBytes"`
 	// MaxAnswersPerCaller bounds the rounds one caller (issuer and subject; without
-	// authentication, one client address) may answer per TTL: confirmations, backend round trips and approvals each leave a replay record in the
-	// shared store until their requestState expires. Past it a retry is refused with 429
+	// authentication, one client address) may answer per TTL and 30 seconds: confirmations,
+	// backend round trips and approvals each leave a replay record in the shared store until
+	// 30 seconds after their requestState expires (replicas' clocks may differ by that much).
+	// Past it a retry is refused with 429
 	// (-32012, Retry-After), nothing is run and nothing recorded. Default 10000; at most 1000000.
 	MaxAnswersPerCaller int `yaml:"maxAnswersPerCaller"`
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 
@@ -13,6 +14,9 @@ import (
 // stays closed, but every write that needs a script fails: a confirmation's answer fails closed
 // (503 -32014, Retry-After: 1, the backend not called), a rate-limited call fails open, and
 // once the ACL allows the scripts again the same answer is taken, once, with no restart.
+// Meanwhile /readyz is 503 and its redis check names the refusal, as for a Redis that refuses
+// the gateway's keys or writes: it used to say ready, since its check wrote and read a key but
+// ran no script.
 func TestRedisRefusingScriptsByACL(t *testing.T) {
 	iss := newIssuer(t)
 	rs := testredis.Start(t)
@@ -39,9 +43,15 @@ func TestRedisRefusingScriptsByACL(t *testing.T) {
 	if s := metricValue(t, gw, "mcp_gateway_redis_circuit_state"); s != 0 {
 		t.Errorf("circuit state with Redis answering NOPERM = %v, want 0 (closed): it answered", s)
 	}
+	if status, body := readyz(t, gw); status != http.StatusServiceUnavailable || !strings.Contains(body.Checks["redis"], "NOPERM") {
+		t.Errorf("/readyz with scripts refused: %d %+v, want 503 with the redis check naming NOPERM", status, body)
+	}
 
 	if _, err := rs.Do("ACL", "SETUSER", "default", "+@all"); err != nil {
 		t.Fatal(err)
+	}
+	if status, body := readyz(t, gw); status != http.StatusOK || body.Checks["redis"] != "ok" {
+		t.Errorf("/readyz once scripts are allowed again: %d %+v, want 200", status, body)
 	}
 	answerTakenOnce(t, gw, alice, alpha, state, "once scripts are allowed again")
 }

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 
@@ -13,8 +14,8 @@ import (
 // reached under noeviction: "OOM command not allowed") is a Redis that cannot be used, and each
 // operation of README's "what fails how" table behaves as it says for one: an answer to a
 // confirmation and an ask for the approval page fail closed (503 -32014, Retry-After: 1, the
-// backend not called), a rate-limited call fails open; once Redis has room again the same
-// answer is taken, once.
+// backend not called), a rate-limited call fails open, /readyz is 503 naming the refusal; once
+// Redis has room again the replica is ready and the same answer is taken, once.
 func TestRedisFullFailsAsDocumented(t *testing.T) {
 	iss := newIssuer(t)
 	rs := testredis.Start(t)
@@ -47,9 +48,15 @@ func TestRedisFullFailsAsDocumented(t *testing.T) {
 	if status, r := rawCall(t, gw, alice, "alpha__add", `{"a":1,"b":2}`, ""); status != 200 || r.Error != nil {
 		t.Errorf("rate-limited call with Redis full: %d %+v, want fail-open 200", status, r)
 	}
+	if status, body := readyz(t, gw); status != http.StatusServiceUnavailable || !strings.Contains(body.Checks["redis"], "OOM") {
+		t.Errorf("/readyz with Redis full: %d %+v, want 503 with the redis check naming OOM", status, body)
+	}
 
 	if _, err := rs.Do("CONFIG", "SET", "maxmemory", "0"); err != nil {
 		t.Fatal(err)
+	}
+	if status, body := readyz(t, gw); status != http.StatusOK {
+		t.Errorf("/readyz once Redis has room: %d %+v, want 200", status, body)
 	}
 	answerTakenOnce(t, gw, alice, alpha, state, "once Redis has room")
 }

@@ -268,6 +268,9 @@ type gateway struct {
 	// redisVersion says, in the readiness check, whether Redis is new enough; nil without
 	// Redis.
 	redisVersion *versionGate
+	// redisScripts says, in the readiness check, whether Redis runs the gateway's scripts (an
+	// ACL may refuse them while it grants the keys); nil without Redis.
+	redisScripts func(context.Context) error
 	codec        *mrtr.Codec
 	ring         *seal.KeyRing
 	replay       authz.ReplayCache // the store's Replay: DPoP proofs' jti
@@ -563,6 +566,9 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 	if vc, ok := g.store.(store.VersionChecker); ok {
 		g.redisVersion = &versionGate{check: vc.CheckVersion}
 	}
+	if sc, ok := g.store.(store.ScriptChecker); ok {
+		g.redisScripts = sc.CheckScripts
+	}
 	if n, ok := g.store.(store.Notices); ok {
 		g.notices, g.endpointNotices = n, n
 		g.lists = newListChangedRelay(n, g.rec, log)
@@ -662,7 +668,15 @@ func (g *gateway) mount(cfg *Config, c *components, explainSecret, adminToken st
 			if err := g.replays.Prime(ctx); err != nil {
 				return err
 			}
-			return g.redisVersion.run(ctx)
+			if err := g.redisVersion.run(ctx); err != nil {
+				return err
+			}
+			// Every confirmation, rate limit and approval runs a script; a Redis that
+			// refuses them (NOPERM) while it takes the marker's writes is as unusable.
+			if g.redisScripts != nil {
+				return g.redisScripts(ctx)
+			}
+			return nil
 		}, Advisory: advisory})
 		if st, ok := g.notices.(interface{ Subscribed() error }); ok {
 			// Not ready until Redis confirmed the notice subscriptions: an answer another

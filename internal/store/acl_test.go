@@ -20,21 +20,30 @@ const (
 		" +zadd +zrem +zscan +zcount +zremrangebyscore +srem +srandmember +multi +exec"
 )
 
+// aclSetup is a Redis the ACL tests run against, single or Cluster, with the documented rules
+// for it and the store's configuration for an address.
+type aclSetup struct {
+	name  string
+	opts  []testredis.Option
+	rules string
+	cfg   func(addr string) RedisConfig
+}
+
+// aclSetups are a single server and a Cluster, each with its documented rules.
+func aclSetups() []aclSetup {
+	return []aclSetup{
+		{"single", nil, leastPrivilege, func(addr string) RedisConfig { return RedisConfig{URL: "redis://" + addr} }},
+		{"cluster", []testredis.Option{testredis.WithCluster()}, leastPrivilegeCluster,
+			func(addr string) RedisConfig { return RedisConfig{Addrs: []string{addr}, Cluster: true} }},
+	}
+}
+
 // TestRedisLeastPrivilegeACL: everything the gateway does works for a Redis user limited to the
 // documented rules, on a single server and on a Cluster, and that user can touch nothing
 // outside its prefix, so the rules are both enough and narrow.
 func TestRedisLeastPrivilegeACL(t *testing.T) {
 	t.Parallel() // its own redis-server; it waits on expiries and timeouts, not on a core
-	for _, tt := range []struct {
-		name  string
-		opts  []testredis.Option
-		rules string
-		cfg   func(addr string) RedisConfig
-	}{
-		{"single", nil, leastPrivilege, func(addr string) RedisConfig { return RedisConfig{URL: "redis://" + addr} }},
-		{"cluster", []testredis.Option{testredis.WithCluster()}, leastPrivilegeCluster,
-			func(addr string) RedisConfig { return RedisConfig{Addrs: []string{addr}, Cluster: true} }},
-	} {
+	for _, tt := range aclSetups() {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := testredis.Start(t, tt.opts...)
 			args := append([]string{"ACL", "SETUSER", "gw", "on", ">gw-secret"}, strings.Fields(tt.rules+recordsPrivilege)...)
@@ -78,6 +87,9 @@ func TestRedisLeastPrivilegeACL(t *testing.T) {
 			if err := r.CheckVersion(ctx); err != nil {
 				t.Errorf("CheckVersion as the least-privilege user: %v", err)
 			}
+			if err := r.CheckScripts(ctx); err != nil {
+				t.Errorf("CheckScripts as the least-privilege user: %v", err)
+			}
 
 			other := as("other:")
 			if err := other.Set(ctx, "v", []byte("x"), time.Minute); err == nil {
@@ -88,6 +100,44 @@ func TestRedisLeastPrivilegeACL(t *testing.T) {
 			}
 			if err := r.client.FlushAll(ctx).Err(); err == nil {
 				t.Error("the least-privilege user could FLUSHALL")
+			}
+		})
+	}
+}
+
+// TestCheckScriptsRefusedByACL: a user the documented rules without +evalsha +eval is refused
+// by CheckScripts (NOPERM, what the readiness check reports), on a single server and on a
+// Cluster; the refusal is an answer and leaves the circuit breaker closed; once the ACL grants
+// scripts again CheckScripts passes.
+func TestCheckScriptsRefusedByACL(t *testing.T) {
+	t.Parallel() // its own redis-servers
+	noScripts := strings.NewReplacer(" +evalsha", "", " +eval", "")
+	for _, tt := range aclSetups() {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := testredis.Start(t, tt.opts...)
+			grant := func(rules string) {
+				t.Helper()
+				args := append([]string{"ACL", "SETUSER", "gw", "reset", "on", ">gw-secret"}, strings.Fields(rules)...)
+				if _, err := srv.Do(args...); err != nil {
+					t.Fatalf("ACL SETUSER: %v", err)
+				}
+			}
+			grant(noScripts.Replace(tt.rules))
+			cfg := tt.cfg(srv.Addr())
+			cfg.Username, cfg.Password = "gw", "gw-secret"
+			r := newRedisStore(t, cfg)
+			ctx := context.Background()
+			for range 3 * DefaultBreakerFailures {
+				if err := r.CheckScripts(ctx); err == nil || !strings.Contains(err.Error(), "NOPERM") {
+					t.Fatalf("CheckScripts for a user without scripts: %v, want NOPERM", err)
+				}
+			}
+			if st := r.BreakerState(); st != BreakerClosed {
+				t.Errorf("breaker %s after refusals, want closed: Redis answered", st)
+			}
+			grant(tt.rules)
+			if err := r.CheckScripts(ctx); err != nil {
+				t.Errorf("CheckScripts once the ACL grants scripts: %v", err)
 			}
 		})
 	}
