@@ -38,7 +38,7 @@ var stages = [...]stage{
 	{"era", stageEra, false,
 		"exit: the era is decided once, right after the decode, so a pre-2026 client's request leaves for its edge before any 2026-07-28 rule applies"},
 	{"notification", stageNotification, false,
-		"exit: 2026-07-28 defines no client notifications over HTTP; one is accepted (202) and dropped"},
+		"exit: 2026-07-28 defines no client notifications over HTTP; one is authenticated and admitted like any request (a bad token is 401, not 202), then accepted (202) and dropped"},
 	{"version", stageVersion, false,
 		"MCP-Protocol-Version against _meta and a served version before the method, the order the reference SDKs and the conformance suite use"},
 	{"method", stageMethod, true,
@@ -151,6 +151,15 @@ func stageEra(s *Server, x *request) (bool, error) {
 func stageNotification(s *Server, x *request) (bool, error) {
 	if !x.in.req.IsNotification() {
 		return false, nil
+	}
+	// Every HTTP request carries the caller's token and is answered 401 when it fails
+	// (MCP authorization), a notification the gateway drops included; and it counts against
+	// the caller's slots and rate limit, as a pre-2026 session's notifications do.
+	if err := s.authenticate(x); err != nil {
+		return true, err
+	}
+	if err := s.admit(x); err != nil {
+		return true, err
 	}
 	x.client.Accepted()
 	return true, nil

@@ -299,3 +299,40 @@ func TestOtherSchemesChallengeWithoutError(t *testing.T) {
 		})
 	}
 }
+
+// TestNotificationAuthenticated: a 2026-07-28 notification, which the gateway drops, is
+// authenticated like any request: without a token, with a malformed one or one the issuer did
+// not sign, it is answered 401 with the challenge (MCP authorization: every HTTP request
+// carries the token, a failing one is 401), and only a caller with a valid token gets 202.
+// Nothing reaches a backend either way. Before, every notification was 202 before any check.
+func TestNotificationAuthenticated(t *testing.T) {
+	f := startAuthGateway(t)
+	const body = `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{` + testMeta + `,"requestId":7}}`
+	for _, tt := range []struct {
+		name, auth string
+		want       int
+	}{
+		{"no token", "", http.StatusUnauthorized},
+		{"malformed", "Bearer not.a.jwt", http.StatusUnauthorized},
+		{"foreign", "Bearer " + mint(t, newIssuer(t), devissuer.Claims{"scope": "tools:read"}), http.StatusUnauthorized},
+		{"valid", "Bearer " + f.token(t, devissuer.Claims{"scope": "tools:read"}), http.StatusAccepted},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f.alpha.Reset()
+			h := modernHeaders("notifications/cancelled", "")
+			if tt.auth != "" {
+				h.Set("Authorization", tt.auth)
+			}
+			status, hdr, got := post(t, f.url(), h, body)
+			if status != tt.want {
+				t.Fatalf("%d %s, want %d", status, got, tt.want)
+			}
+			if challenged := len(hdr.Values("WWW-Authenticate")) == 1; challenged != (tt.want == http.StatusUnauthorized) {
+				t.Errorf("WWW-Authenticate %q on a %d", hdr.Values("WWW-Authenticate"), status)
+			}
+			if n := len(f.alpha.Forwarded()); n != 0 {
+				t.Errorf("the backend received %d requests", n)
+			}
+		})
+	}
+}
