@@ -14,11 +14,13 @@ import (
 
 // TestGuardrailsLinkHostReadOn: a link whose allowed host a browser reads on past where prose
 // ends it (an ideographic full stop, which IDNA maps to '.', a comma, a character that is not
-// ASCII, a closing parenthesis before an '@') names a host under attacker.test, and is a link
-// finding: redacted whole where the rule redacts, in a tools/call result and in prompts/get
-// messages, in both eras, so the client reads no copy of that host. A link to the allowed
-// host that a sentence's punctuation follows is relayed as it is. Before, the host was taken
-// to end at the stop, found allowed, and the link relayed.
+// ASCII, a closing parenthesis before an '@') names a host under attacker.test, and so does
+// one whose user information holds an HTML reference to '/' that a Markdown renderer decodes
+// (&sol;): each is a link finding, redacted whole where the rule redacts, in a tools/call
+// result and in prompts/get messages, in both eras, so the client reads no copy of that host.
+// A link to the allowed host that a sentence's punctuation follows is relayed as it is.
+// Before, the host was taken to end at the stop (or read raw), found allowed, and the link
+// relayed.
 func TestGuardrailsLinkHostReadOn(t *testing.T) {
 	links := []string{
 		"https://docs.example.com\u3002attacker.test/x",
@@ -26,6 +28,7 @@ func TestGuardrailsLinkHostReadOn(t *testing.T) {
 		"https://docs.example.com,.attacker.test/x",
 		"https://docs.example.com\u00e9.attacker.test/x",
 		"https://docs.example.com)@attacker.test/x",
+		"https://attacker.test&sol;@docs.example.com/x",
 	}
 	text := "see " + strings.Join(links, " and ") + "; or (https://docs.example.com/ok), https://docs.example.com\u3002"
 	be := mcptest.StartServer(t, "be",

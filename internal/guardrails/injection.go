@@ -263,7 +263,8 @@ func (s *textScan) url(i, a int) int {
 		}
 	}
 	if s.on.has(DetLink) {
-		if ok, end := s.readOn(host, ae); !ok || !s.allows(t[host:hostEnd]) || !s.allowsPastBackslash(a, ae) {
+		if ok, end := s.readOn(host, ae); !ok || !s.allows(t[host:hostEnd]) || !s.allowsPastBackslash(a, ae) ||
+			(at >= 0 && !s.allowsEntities(a, at)) {
 			s.found(DetLink, ss, urlEnd(t, a, max(ae, end)))
 		}
 	}

@@ -1,5 +1,7 @@
 package guardrails
 
+import "bytes"
+
 // readOn returns whether the host t[host:ae] of a link is allowed as a browser reads it on
 // past t[ae], where the authority was taken to end, and where that reading ends. Prose ends a link at a comma or a
 // closing parenthesis and at the first character that is not ASCII, but the WHATWG URL parser
@@ -73,4 +75,32 @@ func fullStop(t []byte) int {
 		return 3
 	}
 	return 0
+}
+
+// allowsEntities reports whether the host of the authority t[a:], whose last '@' is at a+at
+// (at ≥ 0), is allowed as a reader that decodes HTML character references reads it: a
+// Markdown renderer (CommonMark decodes them in a link's destination) or an HTML page makes
+// https://attacker.test&sol;@docs.example.com a link to attacker.test, '/' ending the
+// authority there, where the raw text's host is docs.example.com. The references that end an
+// authority by number hold a '#', which ends it raw too; these are the named ones.
+func (s *textScan) allowsEntities(a, at int) bool {
+	t := s.t
+	user := t[a : a+at]
+	p := -1
+	for _, ref := range [...]string{"&sol;", "&quest;", "&num;", "&bsol;"} {
+		if k := indexString(user, ref); k >= 0 && (p < 0 || k < p) {
+			p = k
+		}
+	}
+	if p < 0 {
+		return true
+	}
+	host := user[:p]
+	if k := bytes.LastIndexByte(host, '@'); k >= 0 {
+		host = host[k+1:]
+	}
+	if k := indexByte(host, ':'); k >= 0 {
+		host = host[:k]
+	}
+	return s.allows(host)
 }
