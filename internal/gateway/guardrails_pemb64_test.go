@@ -10,13 +10,15 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/internal/guardrails"
+	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
 // TestGuardrailsPrivateKeyInBase64: a PEM private key block in base64, as a Kubernetes
 // Secret's data holds it, is a private key: redacted in a tools/call result's text and
 // structuredContent and in a resources/read's contents, and an argument holding one refused
-// and never forwarded, in both eras; a certificate in base64 beside it is relayed as it is.
+// and never forwarded, in both eras (and to the TypeScript SDK's client); a certificate in
+// base64 beside it is relayed as it is.
 // Before, the base64 run (longer than the 256 characters the entropy check reads) passed
 // every detector.
 func TestGuardrailsPrivateKeyInBase64(t *testing.T) {
@@ -59,5 +61,11 @@ func TestGuardrailsPrivateKeyInBase64(t *testing.T) {
 			len(be.RequestsOf("tools/call")) != 0 {
 			t.Errorf("%s, an argument: %v %q, %d forwarded", version, err, got, len(be.RequestsOf("tools/call")))
 		}
+	}
+	steps := legacyclient.RunTS(t, legacyclient.Scenario{URL: "http://" + gw.MCP + "/mcp",
+		Tools: legacyclient.Tools{Echo: "be__get_secret"}, Steps: []string{"connect", "call_tool"},
+		Arguments: map[string]map[string]any{"call_tool": {}}})
+	if s := steps["call_tool"]; !s.OK || strings.Contains(s.Text, key[:40]) || !strings.Contains(s.Text, "[REDACTED:private-key]") {
+		t.Errorf("TypeScript client: %s", s)
 	}
 }
