@@ -24,13 +24,15 @@ import (
 // past a bound proportional to its size (schemacost.go).
 
 // maxInPlace bounds how many times one value may be checked against the subschemas of one
-// schema (the paths through the in-place keywords from it, itself included).
-const maxInPlace = 4096
+// schema (the paths through the in-place keywords from it, itself included): the least
+// bound on a value's checks (minChecks), which a schema past it would break on any value. A
+// large union (anyOf of hundreds of variants, each of a few references) stays well within.
+const maxInPlace = minChecks
 
 // errRefLoop and errRefFanOut name the two shapes refused.
 var (
 	errRefLoop   = errors.New("a reference loop that never descends into the value")
-	errRefFanOut = errors.New("more than 4096 subschemas applied to one value")
+	errRefFanOut = errors.New("more than 65536 subschemas applied to one value")
 )
 
 // refNode is one subschema of the document, by its JSON pointer.

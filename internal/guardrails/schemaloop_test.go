@@ -22,7 +22,7 @@ func doubling(n int, keyword string) string {
 
 // TestSchemaReferenceLoops: a schema that applies itself to the same value through references
 // and the in-place keywords, which the validator follows until the stack is exhausted (the
-// process ends, not the call), or applies one subschema to a value through more than 4096
+// process ends, not the call), or applies one subschema to a value through more than 65536
 // paths, does not compile: every check against it fails with ErrSchema, without running the
 // validator. Recursion that descends into the value (a tree) compiles and validates.
 func TestSchemaReferenceLoops(t *testing.T) {
@@ -45,8 +45,8 @@ func TestSchemaReferenceLoops(t *testing.T) {
 		"a nested $id":      `{"$defs":{"a":{"$id":"https://schemas.example.com/a.json","$ref":"#"}},"$ref":"#/$defs/a"}`,
 		"a $dynamicRef":     `{"$dynamicAnchor":"node","$dynamicRef":"#node"}`,
 		"draft-07":          `{"$schema":"http://json-schema.org/draft-07/schema#","definitions":{"a":{"$ref":"#/definitions/a"}},"$ref":"#/definitions/a"}`,
-		"allOf fan-out":     doubling(11, "allOf"),
-		"anyOf fan-out":     doubling(11, "anyOf"),
+		"allOf fan-out":     doubling(15, "allOf"),
+		"anyOf fan-out":     doubling(15, "anyOf"),
 	}
 	e := testEngine(t, everything("log"))
 	for name, raw := range refused {
@@ -64,11 +64,24 @@ func TestSchemaReferenceLoops(t *testing.T) {
 			`{"n":1}`, `{"n":"1"}`},
 		"a mutual recursion through properties": {`{"$defs":{"a":{"type":"object","properties":{"b":{"$ref":"#/$defs/b"}}},"b":{"type":"object","properties":{"a":{"$ref":"#/$defs/a"}}}},"$ref":"#/$defs/a"}`,
 			`{"b":{"a":{"b":{}}}}`, `{"b":{"a":1}}`},
-		"the fan-out's bound": {doubling(10, "allOf"), `{}`, `[]`},
+		"the fan-out's bound": {doubling(14, "allOf"), `{}`, `[]`},
 		"an $id":              {`{"$id":"https://schemas.example.com/s.json","type":"object","properties":{"o":{"$ref":"#/$defs/o"}},"$defs":{"o":{"type":"string"}}}`, `{"o":"x"}`, `{"o":1}`},
 		"draft-07": {`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"o":{"$ref":"#/definitions/o"}},"definitions":{"o":{"type":"string"}}}`,
 			`{"o":"x"}`, `{"o":1}`},
 	}
+	// A large union, as a schema generated from an API's events is: 500 variants, each a
+	// shared base of three references and its own properties (about 6,000 applications).
+	var union strings.Builder
+	union.WriteString(`{"type":"object","properties":{"event":{"anyOf":[`)
+	for i := range 500 {
+		if i > 0 {
+			union.WriteString(",")
+		}
+		fmt.Fprintf(&union, `{"allOf":[{"$ref":"#/$defs/base"},{"properties":{"kind":{"const":"k%d"}}}]}`, i)
+	}
+	union.WriteString(`]}},"$defs":{"base":{"allOf":[{"$ref":"#/$defs/a"},{"$ref":"#/$defs/b"},{"$ref":"#/$defs/c"}]},` +
+		`"a":{"type":"object"},"b":{"required":["kind"]},"c":{"properties":{"kind":{"type":"string"}}}}}`)
+	accepted["a large union"] = struct{ schema, ok, bad string }{union.String(), `{"event":{"kind":"k499"}}`, `{"event":{"kind":1}}`}
 	for name, c := range accepted {
 		s := e.ContentSchema(unique.Make(c.schema))
 		if v, err := s.Validate([]byte(c.ok)); v != nil || err != nil {
