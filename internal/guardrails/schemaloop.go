@@ -50,7 +50,6 @@ type refGraph struct {
 	resources map[string]string   // a resource's URI (no fragment) → its pointer
 	anchors   map[string]string   // resource URI + "#" + anchor → pointer
 	dynAnchor map[string][]string // $dynamicAnchor name → pointers
-	doc       any
 }
 
 // checkRefs refuses a schema document (decoded JSON) with a reference loop that never
@@ -59,7 +58,7 @@ type refGraph struct {
 // nil when the schema bounds them itself.
 func checkRefs(doc any) (*costGraph, error) {
 	g := &refGraph{nodes: map[string]*refNode{}, resources: map[string]string{},
-		anchors: map[string]string{}, dynAnchor: map[string][]string{}, doc: doc}
+		anchors: map[string]string{}, dynAnchor: map[string][]string{}}
 	g.walk(doc, "", &url.URL{}, 0)
 	if len(g.nodes) == 0 {
 		return nil, nil
