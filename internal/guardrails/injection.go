@@ -262,8 +262,11 @@ func (s *textScan) url(i, a int) int {
 			s.found(DetSlackWebhook, ss, ue)
 		}
 	}
-	if s.on.has(DetLink) && (!s.allows(t[host:hostEnd]) || !s.allowsPastBackslash(a, ae)) {
-		s.found(DetLink, ss, urlEnd(t, a, ae))
+	if s.on.has(DetLink) {
+		if ok, end := s.readOn(host, ae); !ok || !s.allows(t[host:hostEnd]) || !s.allowsPastBackslash(a, ae) ||
+			(at >= 0 && !s.allowsEntities(a, at)) {
+			s.found(DetLink, ss, urlEnd(t, a, max(ae, end)))
+		}
 	}
 	return a
 }

@@ -58,6 +58,9 @@ type CompiledSchema struct {
 	// multiples are the values of every multipleOf in the schema, to divide exactly what the
 	// validator divides as doubles (schemanumber.go).
 	multiples []float64
+	// cost is the schema's graph when a value's checks are counted before it is validated
+	// (schemacost.go).
+	cost *costGraph
 
 	mu  sync.Mutex
 	sub map[string]*jsonschema.Resolved // sub-schemas by pointer, to locate a violation
@@ -108,12 +111,16 @@ func compileSchema(raw []byte) *CompiledSchema {
 		s.err = fmt.Errorf("%w: %v", ErrSchema, err)
 		return s
 	}
+	_ = json.Unmarshal(raw, &s.doc)
+	if s.cost, err = checkRefs(s.doc); err != nil {
+		s.err = fmt.Errorf("%w: %v", ErrSchema, err)
+		return s
+	}
 	if s.multiples, err = checkSchemaNumbers(raw); err != nil {
 		s.err = fmt.Errorf("%w: %v", ErrSchema, err)
 		return s
 	}
 	s.resolved = rs
-	_ = json.Unmarshal(raw, &s.doc)
 	s.objectOnly = objectOnly(s.doc)
 	if !s.objectOnly {
 		s.flat = compileFlat(s.doc)
@@ -263,6 +270,9 @@ func (s *CompiledSchema) Validate(instance []byte) (v *Violation, err error) {
 	}
 	if v := s.foldedName(inst, "", 0); v != nil {
 		return v, nil
+	}
+	if s.cost != nil && !s.cost.within(inst, countValues(inst)) {
+		return &Violation{Problem: "takes more checks against the tool's schema than the gateway makes for a value of its size"}, nil
 	}
 	if verr := s.validate(s.resolved, inst); verr != nil {
 		return s.locate(verr, inst), nil

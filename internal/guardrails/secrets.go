@@ -1,6 +1,9 @@
 package guardrails
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/base64"
+)
 
 // The secrets detectors: credentials recognised by their published formats (a prefix and a
 // fixed alphabet and length, or a key name in an assignment), private key blocks, JWTs,
@@ -16,6 +19,7 @@ type prefixed struct {
 
 func isTokenB62(c byte) bool   { return isAlnum(c) }
 func isTokenB64u(c byte) bool  { return isAlnum(c) || c == '_' || c == '-' }
+func isTokenB64(c byte) bool   { return isAlnum(c) || c == '+' || c == '/' }
 func isTokenB32(c byte) bool   { return isUpper(c) || (c >= '2' && c <= '7') }
 func isTokenGHPat(c byte) bool { return isAlnum(c) || c == '_' }
 func isTokenDot(c byte) bool   { return isTokenB64u(c) || c == '.' }
@@ -73,6 +77,11 @@ var upperFormats = []prefixed{
 	{DetAWSAccessKey, "ACCA", 16, 16, isTokenB32},
 	// Google API keys.
 	{DetGCPAPIKey, "AIza", 35, 35, isTokenB64u},
+	// A PEM private key block in base64, as a Kubernetes Secret's data, a CI variable or a
+	// .env file holds it: "LS0tLS1CRUdJTi" is "-----BEGIN " encoded, and what follows must
+	// decode to a private key's BEGIN line (pemKeyB64). A run longer than a match is a key
+	// all the same, matched as far as a match goes.
+	{DetPrivateKey, "LS0tLS1CRUdJTi", 40, maxMatch, isTokenB64},
 }
 
 // lowerSecret matches the formats of lowerFormats and JWTs at the token t[i:j]; it returns the
@@ -99,7 +108,11 @@ func (s *textScan) prefixedAt(formats []prefixed, i int) int {
 		}
 		b := i + len(f.prefix)
 		e := run(t, b, f.max+1, f.body)
-		if e-b < f.min || e-b > f.max || !boundary(t, e) {
+		if f.det == DetPrivateKey {
+			if e = min(e, b+f.max); !pemKeyB64(t[i:e]) {
+				continue
+			}
+		} else if e-b < f.min || e-b > f.max || !boundary(t, e) {
 			continue
 		}
 		if f.det == DetOpenAIKey && f.prefix == "sk-" && !mixedCase(t[b:e]) {
@@ -186,6 +199,24 @@ func (s *textScan) privateKey(i int) int {
 	}
 	s.found(DetPrivateKey, i, end)
 	return end
+}
+
+// pemKeyB64 reports whether the base64 run b decodes to the BEGIN line of a PEM private key
+// block, as privateKey reads one: "-----BEGIN ", a label of at most 64 upper-case letters,
+// digits and spaces that holds "PRIVATE KEY", and "-----". A certificate or a public key in
+// base64 is no secret.
+func pemKeyB64(b []byte) bool {
+	const line = len("-----BEGIN ") + 64 + len("-----")
+	var dec [line + 3]byte
+	n := min(len(b), (line+2)/3*4) / 4 * 4
+	m, err := base64.StdEncoding.Decode(dec[:], b[:n])
+	if err != nil {
+		return false
+	}
+	d := dec[:m]
+	head := len("-----BEGIN ")
+	label := run(d, head, 64, func(c byte) bool { return isUpper(c) || c == ' ' || isDigit(c) })
+	return hasPrefix(d, label, "-----") && containsString(d[head:label], "PRIVATE KEY")
 }
 
 // Assignments: a secret recognised by the name it is given ("Password=…;", "AccountKey=…",

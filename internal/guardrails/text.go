@@ -440,7 +440,7 @@ func emojiBefore(r rune) bool {
 var (
 	lowerPrefixed = setOf(DetGitHubToken, DetGitLabToken, DetSlackToken, DetStripeKey, DetOpenAIKey,
 		DetAnthropicKey, DetGCPOAuthToken, DetJWT)
-	upperPrefixed  = setOf(DetAWSAccessKey, DetGCPAPIKey)
+	upperPrefixed  = setOf(DetAWSAccessKey, DetGCPAPIKey, DetPrivateKey)
 	assignmentDets = setOf(DetConnectionString, DetAzureStorageKey, DetAzureSASToken, DetAWSSecretKey)
 	unicodeDets    = setOf(DetInvisible, DetBidi)
 )
