@@ -406,6 +406,38 @@ func ToolsetResources(cfg Config) []string {
 	return out
 }
 
+// ServedPaths are the paths the MCP endpoints take on their listener under cfg: the default
+// endpoint's and each tool set's, their Server Cards and the AI Catalog when on, and the
+// protected resource metadata of each. Another feature served on that listener (the approval
+// page, the connect pages, each owning every path under its own) must take none of them: echo
+// keeps one handler per path and method, and the route registered last would answer in the
+// other's place without a word.
+func ServedPaths(cfg Config) []string {
+	cfg = cfg.WithDefaults()
+	endpoints := []string{cfg.Path}
+	for _, ts := range cfg.Toolsets {
+		endpoints = append(endpoints, ts.path(cfg.Path))
+	}
+	out := slices.Clone(endpoints)
+	if cfg.ServerCard.Enabled {
+		out = append(out, cardPaths(endpoints)...)
+		if cfg.ServerCard.AICatalog {
+			out = append(out, CatalogPath)
+		}
+	}
+	metadata := []string{rootMetadataURL(cfg.PublicURL)}
+	for _, r := range append([]string{cfg.PublicURL}, ToolsetResources(cfg)...) {
+		m, _ := authz.MetadataURL(r)
+		metadata = append(metadata, m)
+	}
+	for _, m := range metadata {
+		if u, err := url.Parse(m); err == nil && m != "" && u.Path != "" {
+			out = append(out, u.Path)
+		}
+	}
+	return out
+}
+
 // setResource is the public URL of the set served at path, given that the default endpoint,
 // served at base, is published at publicURL; "" without a public URL. What a balancer puts in
 // front of base is put in front of the set's path too: publicURL https://host/team-a/mcp with
