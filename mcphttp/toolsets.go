@@ -28,7 +28,8 @@ import (
 type ToolsetConfig struct {
 	// Name names the set in metrics and logs: lower-case letters, digits, '-' and '_'.
 	Name string `yaml:"name"`
-	// Path is where the set is served. Default: the MCP path, "/" and the name (/mcp/github-ro).
+	// Path is where the set is served, written as every client sends it (as server.path).
+	// Default: the MCP path, "/" and the name (/mcp/github-ro).
 	Path string `yaml:"path"`
 	// Include selects what the set shows: an item is in the set when any include rule selects it
 	// and no exclude rule does. At least one include rule is required.
@@ -102,6 +103,8 @@ func (c Config) validateToolsets() error {
 			add(at+".path", "%q: want an absolute path without query, wildcards, parameters or trailing slash", path)
 		case paths[path] || strings.HasPrefix(path, "/.well-known/"):
 			add(at+".path", "%q is already served (by the MCP endpoint, another set or the metadata)", path)
+		case PathProblem(path) != "":
+			add(at+".path", "%q: %s", path, PathProblem(path))
 		}
 		paths[path] = true
 		if len(ts.Include) == 0 {

@@ -397,6 +397,9 @@ func validatePagePaths(c *Config) []error {
 	served := mcphttp.ServedPaths(c.serverConfig())
 	var errs []error
 	for i, pg := range pages {
+		if why := mcphttp.PathProblem(pg.path); why != "" {
+			errs = append(errs, configerr.At(pg.key, "%q: %s", pg.path, why))
+		}
 		if j := slices.IndexFunc(served, func(p string) bool { return under(p, pg.path) }); j >= 0 {
 			errs = append(errs, configerr.At(pg.key, "%q holds %q, which the MCP endpoint serves (server.path, a tool set, a Server Card or metadata): give the page a path of its own",
 				pg.path, served[j]))

@@ -8,11 +8,12 @@ import (
 	"testing"
 )
 
-// TestPagePathsTheirOwn: check-config refuses an approval page or connect page path that is, or
-// holds, a path the MCP endpoints serve (server.path, a tool set's path, a Server Card, the
-// protected resource metadata), and two page paths one under the other: each page owns every
-// path under its own, and whichever route was registered last would answer in the other's
-// place (a tool set at /approval/callback answered the page's sign-in callback with 405).
+// TestPagePathsTheirOwn: check-config refuses an approval page or connect page path that some
+// client rewrites before sending (mcphttp.PathProblem), or that is, or holds, a path the MCP
+// endpoints serve (server.path, a tool set's path, a Server Card, the protected resource
+// metadata), and two page paths one under the other: each page owns every path under its own,
+// and whichever route was registered last would answer in the other's place (a tool set at
+// /approval/callback answered the page's sign-in callback with 405).
 func TestPagePathsTheirOwn(t *testing.T) {
 	const base = "server: {publicURL: https://gw.example/mcp, serverCard: {enabled: true, aiCatalog: true}}\n" +
 		"auth: {issuers: [{issuer: https://id.example, audiences: [gw]}]}\n" +
@@ -45,6 +46,8 @@ func TestPagePathsTheirOwn(t *testing.T) {
 		{"the connect page under the approval page", base + page("/approval", "/approval/c"), `userOAuth.path: "/approval/c" and approval.path "/approval" overlap`},
 		{"the approval page under the connect page", base + page("/connect/a", "/connect"), `userOAuth.path: "/connect" and approval.path "/connect/a" overlap`},
 		{"one path", base + page("/pages", "/pages"), `userOAuth.path: "/pages" and approval.path "/pages" overlap`},
+		{"a dot segment", base + page("/pages/../approval", "/connect"), `approval.path: "/pages/../approval": want no dot segment`},
+		{"a percent-escape", base + page("/approval", "/c%6Fnnect"), `userOAuth.path: "/c%6Fnnect": want letters, digits`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "config.yaml")
