@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-gateway/gateway/internal/approval"
+	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/metrics"
@@ -50,7 +51,7 @@ func (c *confirmer) askApproval(x *request, b mrtr.Binding, target upstreams.Tar
 		e.Data = json.RawMessage(`{"requiredCapabilities":` + mrtr.RequiredURLElicitationCapability + `}`)
 		return denialError(rpcError(e), denial{remediation: remediationUndisclosed, text: "The call to " + x.route.name +
 			" needs the user's approval on the gateway's page, which this client cannot send the user to: " +
-			lacksElicitation(x, "URL elicitation") + ". It was not run."})
+			lacksElicitation(x, era.CapElicitationURL) + ". It was not run."})
 	}
 	forwarded, err := confirmable(x)
 	if err != nil {

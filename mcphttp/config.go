@@ -42,7 +42,8 @@ const DefaultSSEKeepAlive = 15 * time.Second
 // Config is the client-facing HTTP configuration (the `server:` block, less what cmd/gateway
 // uses to listen).
 type Config struct {
-	// Path is the MCP endpoint path. Default DefaultPath.
+	// Path is the MCP endpoint path, written as every client sends it: letters, digits and
+	// -._~!$&'()+,;=@, no empty or dot segment (PathProblem). Default DefaultPath.
 	Path string `yaml:"path"`
 	// PublicURL is the canonical URL clients use for the MCP endpoint, e.g.
 	// https://mcp.example.com/mcp. It is the OAuth resource identifier (RFC 8707) and locates the
@@ -241,6 +242,33 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
+// PathProblem says why p, a path the gateway serves as configured, is not one every client
+// sends as written; "" when it is. The gateway routes the bytes of the request line, while
+// clients and proxies rewrite some paths: a WHATWG URL parser (browsers, Node's fetch) removes
+// dot segments where Go's does not, a proxy may decode a percent-escape or encode a character
+// that needs one, and non-ASCII text is sent percent-encoded. A path one client rewrites and
+// another does not is reached by some clients and not others, and its published URL (in the
+// protected resource metadata, a Server Card, as DPoP's htu) names another path to them. So a
+// path holds only the characters RFC 3986 lets a path hold unescaped, and no empty or dot
+// segment (a trailing slash excepted).
+func PathProblem(p string) string {
+	segments := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	for i, seg := range segments {
+		switch {
+		case seg == "" && i < len(segments)-1:
+			return "want no empty segment (//): clients and proxies may merge it"
+		case seg == "." || seg == "..":
+			return "want no dot segment (. or ..): clients remove it before sending"
+		}
+	}
+	if i := strings.IndexFunc(p, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/-._~!$&'()+,;=@", r))
+	}); i >= 0 {
+		return fmt.Sprintf("want letters, digits and -._~!$&'()+,;=@ only, not %q: clients send it escaped or rewrite it", []rune(p[i:])[0])
+	}
+	return ""
+}
+
 // Validate reports every problem in c, each a *configerr.Error naming the setting's key path
 // in the gateway's configuration file (server.path, legacy.versions, toolsets[0].name).
 func (c Config) Validate() error {
@@ -248,6 +276,8 @@ func (c Config) Validate() error {
 	add := func(path, format string, args ...any) { errs = append(errs, configerr.At(path, format, args...)) }
 	if c.Path != "" && (!strings.HasPrefix(c.Path, "/") || strings.ContainsAny(c.Path, "?#*:")) {
 		add("server.path", "%q: want an absolute path without query, wildcards or parameters", c.Path)
+	} else if why := PathProblem(c.Path); why != "" {
+		add("server.path", "%q: %s", c.Path, why)
 	}
 	if c.PublicURL != "" {
 		u, err := url.Parse(c.PublicURL)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/mrtr"
 )
@@ -58,13 +59,21 @@ type denial struct {
 	text string
 }
 
-// lacksElicitation says why a client cannot be asked for what (its kind of elicitation): it did
-// not declare it, or, for a 2025-03-26 client, its revision has no elicitation at all, so there
-// is nothing it could declare (the words the pre-2026 edge answers such a call with when the
-// denials switch is off; docs/legacy-2025-03-26.md). A function: request is at its method bound.
-func lacksElicitation(x *request, what string) string {
-	if x.era.version == v20250326 {
-		return "it requires elicitation, which MCP 2025-03-26 (the version this client speaks) does not have"
+// lacksElicitation says why a client cannot be asked through capability (era.CapElicitationForm
+// or era.CapElicitationURL): it did not declare it or, when its revision has no way to declare
+// it (URL mode before 2025-11-25, any elicitation in 2025-03-26), its revision lacks it, so
+// there is nothing it could declare (the words the pre-2026 edge answers such a call with when
+// the denials switch is off; docs/protocol.md §9.5). A function: request is at its method bound.
+func lacksElicitation(x *request, capability string) string {
+	what := "elicitation"
+	if capability == era.CapElicitationURL {
+		what = "URL elicitation"
+	}
+	if !(era.ClientCaps{ElicitationForm: true, ElicitationURL: true}).ForVersion(x.era.version).Has(capability) {
+		if x.era.version == v20250326 {
+			what = "elicitation" // that revision has no elicitation of either mode
+		}
+		return "it requires " + what + ", which MCP " + x.era.version + " (the version this client speaks) does not have"
 	}
 	return "it did not declare " + what
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/approval"
+	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/metrics"
 	"github.com/mcp-gateway/gateway/mrtr"
@@ -208,7 +209,7 @@ func (c *confirmer) askConfirmation(x *request, b mrtr.Binding) error {
 			"Missing required client capability: this call needs user confirmation through elicitation")
 		e.Data = json.RawMessage(`{"requiredCapabilities":` + mrtr.RequiredElicitationCapability + `}`)
 		return denialError(rpcError(e), denial{remediation: remediationUndisclosed, text: "The call to " + x.route.name +
-			" needs the user's confirmation, which this client cannot ask for: " + lacksElicitation(x, "elicitation") + ". It was not run."})
+			" needs the user's confirmation, which this client cannot ask for: " + lacksElicitation(x, era.CapElicitationForm) + ". It was not run."})
 	}
 	forwarded, err := confirmable(x)
 	if err != nil {

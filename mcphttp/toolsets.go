@@ -28,7 +28,8 @@ import (
 type ToolsetConfig struct {
 	// Name names the set in metrics and logs: lower-case letters, digits, '-' and '_'.
 	Name string `yaml:"name"`
-	// Path is where the set is served. Default: the MCP path, "/" and the name (/mcp/github-ro).
+	// Path is where the set is served, written as every client sends it (as server.path).
+	// Default: the MCP path, "/" and the name (/mcp/github-ro).
 	Path string `yaml:"path"`
 	// Include selects what the set shows: an item is in the set when any include rule selects it
 	// and no exclude rule does. At least one include rule is required.
@@ -102,6 +103,8 @@ func (c Config) validateToolsets() error {
 			add(at+".path", "%q: want an absolute path without query, wildcards, parameters or trailing slash", path)
 		case paths[path] || strings.HasPrefix(path, "/.well-known/"):
 			add(at+".path", "%q is already served (by the MCP endpoint, another set or the metadata)", path)
+		case PathProblem(path) != "":
+			add(at+".path", "%q: %s", path, PathProblem(path))
 		}
 		paths[path] = true
 		if len(ts.Include) == 0 {
@@ -401,6 +404,38 @@ func ToolsetResources(cfg Config) []string {
 	for _, ts := range cfg.Toolsets {
 		if r := setResource(cfg.PublicURL, cfg.Path, ts.path(cfg.Path)); r != "" {
 			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// ServedPaths are the paths the MCP endpoints take on their listener under cfg: the default
+// endpoint's and each tool set's, their Server Cards and the AI Catalog when on, and the
+// protected resource metadata of each. Another feature served on that listener (the approval
+// page, the connect pages, each owning every path under its own) must take none of them: echo
+// keeps one handler per path and method, and the route registered last would answer in the
+// other's place without a word.
+func ServedPaths(cfg Config) []string {
+	cfg = cfg.WithDefaults()
+	endpoints := []string{cfg.Path}
+	for _, ts := range cfg.Toolsets {
+		endpoints = append(endpoints, ts.path(cfg.Path))
+	}
+	out := slices.Clone(endpoints)
+	if cfg.ServerCard.Enabled {
+		out = append(out, cardPaths(endpoints)...)
+		if cfg.ServerCard.AICatalog {
+			out = append(out, CatalogPath)
+		}
+	}
+	metadata := []string{rootMetadataURL(cfg.PublicURL)}
+	for _, r := range append([]string{cfg.PublicURL}, ToolsetResources(cfg)...) {
+		m, _ := authz.MetadataURL(r)
+		metadata = append(metadata, m)
+	}
+	for _, m := range metadata {
+		if u, err := url.Parse(m); err == nil && m != "" && u.Path != "" {
+			out = append(out, u.Path)
 		}
 	}
 	return out

@@ -107,6 +107,22 @@ func TestToolsetValidation(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
+	// A path some client rewrites before sending (dot segments, an empty segment, a
+	// percent-escape, a character sent escaped), as a set's path or as server.path.
+	for _, path := range []string{"/mcp/x/../b", "/mcp/./b", "/mcp/..", "/mcp//b", "/mcp/%62", "/mcp/%2Fb", "/mcp/\u00e9", "/mcp/a b", `/mcp/a\\b`, "/mcp/a\"b", "/mcp/a\tb"} {
+		if err := (Config{Toolsets: []ToolsetConfig{{Name: "a", Path: path, Include: []SelectorConfig{{}}}}}).Validate(); err == nil ||
+			!strings.Contains(err.Error(), "toolsets[0].path") {
+			t.Errorf("set path %q: %v", path, err)
+		}
+		if err := (Config{Path: path}).Validate(); err == nil || !strings.Contains(err.Error(), "server.path") {
+			t.Errorf("server.path %q: %v", path, err)
+		}
+	}
+	for _, path := range []string{"/", "/mcp/", "/team-a/mcp", "/mcp/all-search", "/a.b/c_d~e@f"} {
+		if err := (Config{Path: path}).Validate(); err != nil {
+			t.Errorf("server.path %q: %v", path, err)
+		}
+	}
 	ok := Config{Search: SearchConfig{Enabled: true, MaxResults: 50},
 		Toolsets: []ToolsetConfig{{Name: "github-ro", Include: []SelectorConfig{{Upstream: "github", Tools: []string{"get_*"}}}}}}
 	if err := ok.Validate(); err != nil {

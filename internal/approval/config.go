@@ -34,7 +34,9 @@ const (
 
 // Config is the approval page's configuration (the `approval:` block).
 type Config struct {
-	// Path is the URL path prefix of the page. Default DefaultPath.
+	// Path is the URL path prefix of the page, which owns every path under it: it must neither
+	// be nor hold a path the MCP endpoints serve (server.path, a tool set's, a Server Card, the
+	// protected resource metadata), nor be under or over userOAuth.path. Default DefaultPath.
 	Path string `yaml:"path"`
 	// BaseURL is where users reach the gateway's pages: the scheme and host, and the path
 	// prefix a balancer routing by path puts before the gateway's own paths, e.g.

@@ -53,9 +53,6 @@ func (c *Config) validateApproval() []error {
 	if a.Issuer != "" && !slices.ContainsFunc(c.Auth.Issuers, func(i authz.IssuerConfig) bool { return i.Issuer == a.Issuer }) {
 		errs = append(errs, configerr.At("approval.issuer", "%q: must be one of auth.issuers (written exactly as there)", a.Issuer))
 	}
-	if a.Path == c.Server.Path {
-		errs = append(errs, configerr.At("approval.path", "%q is the MCP endpoint's path", a.Path))
-	}
 	return errs
 }
 

@@ -133,7 +133,7 @@ func TestApprovalConfigValidation(t *testing.T) {
 			c.Approval.ClientID, c.Auth.Disabled, c.Auth.Policy.Rules = "gw", true, nil
 		}, "needs authentication"},
 		"bad path":      {func(c *Config) { c.Approval.ClientID, c.Approval.Path = "gw", "approval" }, "approval.path"},
-		"mcp path":      {func(c *Config) { c.Approval.ClientID, c.Approval.Path = "gw", "/mcp" }, "MCP endpoint's path"},
+		"mcp path":      {func(c *Config) { c.Approval.ClientID, c.Approval.Path = "gw", "/mcp" }, `approval.path: "/mcp" holds "/mcp"`},
 		"plain http":    {func(c *Config) { c.Approval.ClientID, c.Approval.BaseURL = "gw", "http://gw.example.com" }, "approval.baseURL: \"http://gw.example.com\": want https"},
 		"pending count": {func(c *Config) { c.Approval.ClientID, c.Approval.MaxPendingPerCaller = "gw", 5000 }, "approval.maxPendingPerCaller"},
 		"pending bytes": {func(c *Config) { c.Approval.ClientID, c.Approval.MaxPendingBytesPerCaller = "gw", 1024 }, "approval.maxPendingBytesPerCaller"},

@@ -370,11 +370,47 @@ func (c *Config) validate() error {
 	errs = append(errs, c.Tracing.validate()...)
 	errs = append(errs, c.validateApproval()...)
 	errs = append(errs, c.validateUserOAuth()...)
+	errs = append(errs, validatePagePaths(c)...)
 	errs = append(errs, c.validateInterceptors()...)
 	errs = append(errs, c.Search.validate()...)
 	errs = append(errs, validateCompiled(c)...)
 	errs = append(errs, validateRanges(c)...)
 	return errors.Join(hintUnexpanded(c, errs)...)
+}
+
+// validatePagePaths: the approval page and the connect pages each own every path under their
+// own (echo routes path and path/*), and the MCP endpoints own theirs (mcphttp.ServedPaths). A
+// page whose path holds an endpoint's, a tool set's, a Server Card's or a metadata path, or is
+// one, and two pages one under the other, would answer in each other's place, whichever route
+// was registered last, with nothing said: a tool set at /approval/callback answered the page's
+// sign-in callback with 405. A function: Config is at its method bound.
+func validatePagePaths(c *Config) []error {
+	type page struct{ key, path string }
+	var pages []page
+	if c.Approval.Enabled() {
+		pages = append(pages, page{"approval.path", c.approvalConfig().Path})
+	}
+	if len(c.userOAuthBackends()) > 0 {
+		pages = append(pages, page{"userOAuth.path", c.userOAuthConfig(nil).Path})
+	}
+	under := func(p, prefix string) bool { return p == prefix || strings.HasPrefix(p, prefix+"/") }
+	served := mcphttp.ServedPaths(c.serverConfig())
+	var errs []error
+	for i, pg := range pages {
+		if why := mcphttp.PathProblem(pg.path); why != "" {
+			errs = append(errs, configerr.At(pg.key, "%q: %s", pg.path, why))
+		}
+		if j := slices.IndexFunc(served, func(p string) bool { return under(p, pg.path) }); j >= 0 {
+			errs = append(errs, configerr.At(pg.key, "%q holds %q, which the MCP endpoint serves (server.path, a tool set, a Server Card or metadata): give the page a path of its own",
+				pg.path, served[j]))
+		}
+		for _, other := range pages[:i] {
+			if under(pg.path, other.path) || under(other.path, pg.path) {
+				errs = append(errs, configerr.At(pg.key, "%q and %s %q overlap: each page owns every path under its own", pg.path, other.key, other.path))
+			}
+		}
+	}
+	return errs
 }
 
 // validateProcess checks the listeners, the admin routes and the log.

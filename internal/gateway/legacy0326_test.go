@@ -297,13 +297,15 @@ func TestLegacy0326ApprovalPage(t *testing.T) {
 	}
 }
 
-// TestLegacy0326DenialsNameTheRevision: a call that needs the user's approval (confirm: url) or
+// TestLegacyDenialsNameTheRevision: a call that needs the user's approval (confirm: url) or
 // confirmation (confirm: form) tells a 2025-03-26 client that its revision has no elicitation,
 // with server.draftErrors: [denials] as without it: the failed call of the denial envelope must
 // not blame the client for not declaring a capability its revision cannot declare, nor tell a
 // 2025-03-26 host what to turn on. Alone and in a batch; nothing reaches the backend, and with
-// denials on the envelope is there.
-func TestLegacy0326DenialsNameTheRevision(t *testing.T) {
+// denials on the envelope is there. Likewise a call needing the approval page tells a 2025-06-18
+// client (which declared form elicitation, the only mode its revision has) that its revision
+// has no URL elicitation, and a 2025-11-25 client that it did not declare it.
+func TestLegacyDenialsNameTheRevision(t *testing.T) {
 	for _, denials := range []bool{false, true} {
 		t.Run(map[bool]string{false: "off", true: "denials"}[denials], func(t *testing.T) {
 			alpha := mcptest.StartServer(t, "alpha")
@@ -331,6 +333,20 @@ func TestLegacy0326DenialsNameTheRevision(t *testing.T) {
 				}
 				if got := strings.Contains(string(r.Body), "io.modelcontextprotocol/authorization"); got != denials {
 					t.Errorf("%s: envelope %v, want %v: %s", body, got, denials, r)
+				}
+			}
+			for version, want := range map[string]string{
+				"2025-06-18": "which MCP 2025-06-18 (the version this client speaks) does not have",
+				"2025-11-25": map[bool]string{false: "which this client did not declare", true: "it did not declare URL elicitation"}[denials],
+			} {
+				c := &legacyclient.Raw{Token: mintFor(t, gw.iss, "alice"), Protocol: version} // declares form elicitation only
+				r := c.Post(t, gw.url(), c.Initialize(t, gw.url()), c.CallBody("alpha__"+mcptest.ToolEcho, "approve me"))
+				text := legacyclient.ResultText(r.Msgs)
+				if r.Status != http.StatusOK || !strings.Contains(text, want) || version == "2025-06-18" && strings.Contains(text, "declare") {
+					t.Errorf("%s: want %q, got %s", version, want, r)
+				}
+				if got := strings.Contains(r.Body, "io.modelcontextprotocol/authorization"); got != denials {
+					t.Errorf("%s: envelope %v, want %v: %s", version, got, denials, r)
 				}
 			}
 			if n := toolCalls(alpha); n != 0 {

@@ -94,9 +94,6 @@ func (c *Config) validateUserOAuth() []error {
 	}
 	errs = append(errs, validateKeyIDs("userOAuth.keys", c.UserOAuth.Keys)...)
 	errs = append(errs, sealKeys("userOAuth.keys", c.UserOAuth.Keys)...)
-	if u.Path == c.Server.Path || u.Path == c.approvalConfig().Path {
-		errs = append(errs, configerr.At("userOAuth.path", "%q is taken by the MCP endpoint or the approval page", u.Path))
-	}
 	for _, i := range idx {
 		secret := ""
 		if !c.Upstreams[i].Auth.ClientSecret.IsZero() {

@@ -67,7 +67,10 @@ const (
 // Config is the `userOAuth:` block: the connect pages and the token vault of the backends whose
 // auth.type is userOAuth (docs/user-oauth.md).
 type Config struct {
-	// Path is the URL path prefix of the connect pages. Default DefaultPath.
+	// Path is the URL path prefix of the connect pages, which own every path under it: it must
+	// neither be nor hold a path the MCP endpoints serve (server.path, a tool set's, a Server
+	// Card, the protected resource metadata), nor be under or over approval.path. Default
+	// DefaultPath.
 	Path string `yaml:"path"`
 	// Keys seal the token records (AES-256-GCM), oldest first: the last seals, every one opens;
 	// rotate by adding a key, and remove the old one once records were sealed again (every
