@@ -2,8 +2,6 @@ package approval_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +10,6 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/approval"
 	"github.com/mcp-gateway/gateway/internal/testsupport/browsertest"
-	"github.com/mcp-gateway/gateway/internal/webpage"
 )
 
 // TestDeepArgumentsWithinTheBox: in a real browser at a phone's width, every key and value of
@@ -51,12 +48,7 @@ func TestDeepArgumentsWithinTheBox(t *testing.T) {
 		page := approval.RenderAskPage(t, approval.Call{ID: strings.Repeat("a", 32), Issuer: "https://issuer.example", Subject: "alice",
 			Upstream: "files", Tool: "files__delete", UpstreamTool: "delete", Arguments: []byte(args), Forwarded: []byte(args),
 			Expiry: time.Now().Add(time.Minute)})
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			webpage.SetSecurityHeaders(w.Header())
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			_, _ = w.Write([]byte(page))
-		}))
-		browsertest.Step(t, tab, "open the page of "+name, chromedp.Navigate(srv.URL))
+		browsertest.Step(t, tab, "open the page of "+name, chromedp.Navigate(servePage(t, page)))
 		type layout struct {
 			Outside           []string
 			Scrolls, Deepest  bool
@@ -82,7 +74,6 @@ func TestDeepArgumentsWithinTheBox(t *testing.T) {
 			return out;
 		})()`))
 		cancel()
-		srv.Close()
 		if err != nil {
 			t.Fatalf("%s: reading the layout: %v", name, err)
 		}
