@@ -28,12 +28,14 @@ import (
 // (docs/approval.md). The page itself is the approval package.
 
 // registerApproval serves the approval page under its path on the MCP listener, when it is
-// configured.
+// configured: the path itself too, so that every answer there, a refusal included, is the
+// page's, with its security headers, never the router's.
 func (s *Server) registerApproval(e *echo.Echo) {
 	if s.confirm.approvals == nil {
 		return
 	}
 	h := echo.WrapHandler(s.confirm.approvals)
+	e.Any(s.confirm.approvals.Path(), h)
 	e.Any(s.confirm.approvals.Path()+"/*", h)
 }
 

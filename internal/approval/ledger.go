@@ -142,7 +142,10 @@ type ledger struct {
 
 func pendingKey(issuer, subject string) string { return keyPending + callerkey.Of(issuer, subject) }
 
-func (l *ledger) put(ctx context.Context, c Call) error {
+// put keeps c until it expires, within its caller's budget; fits, asked once c has its place in
+// the budget (so that a caller over it costs no more than the refusal), says whether the page
+// can show c, and c is given its place back when it cannot.
+func (l *ledger) put(ctx context.Context, c Call, fits func(Call) bool) error {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return fmt.Errorf("approval: encoding call: %w", err)
@@ -164,6 +167,9 @@ func (l *ledger) put(ctx context.Context, c Call) error {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	case !held:
 		return ErrTooManyPending
+	case !fits(c):
+		_ = l.store.Release(ctx, owner, c.ID)
+		return ErrTooLarge
 	}
 	if err := l.store.Set(ctx, keyCall+c.ID, []byte(tok), ttl); err != nil {
 		_ = l.store.Release(ctx, owner, c.ID)

@@ -34,15 +34,10 @@ func TestPageShowsMemberNamesAsSent(t *testing.T) {
 	page := approval.RenderAskPage(t, approval.Call{ID: strings.Repeat("a", 32), Issuer: "https://issuer.example", Subject: "alice",
 		Upstream: "files", Tool: "files__delete", UpstreamTool: "delete", Arguments: []byte(args),
 		Forwarded: []byte(args), Expiry: time.Now().Add(time.Minute)})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		webpage.SetSecurityHeaders(w.Header())
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write([]byte(page))
-	}))
-	t.Cleanup(srv.Close)
+	url := servePage(t, page)
 
 	tab := browsertest.Tab(t, browsertest.New(t))
-	browsertest.Step(t, tab, "open the page", chromedp.Navigate(srv.URL))
+	browsertest.Step(t, tab, "open the page", chromedp.Navigate(url))
 	for _, section := range []string{"#arguments", "#forwarded"} {
 		// innerText is the text as laid out, white space collapsed or kept as the page's style
 		// says; the quote marks are the style's generated content.
@@ -78,15 +73,10 @@ func TestRightToLeftShownAsSentInBrowser(t *testing.T) {
 	page := approval.RenderAskPage(t, approval.Call{ID: strings.Repeat("a", 32), Issuer: "https://issuer.example", Subject: "alice",
 		Upstream: "bank", Tool: "bank__pay", UpstreamTool: "pay", Arguments: []byte(`{"account":"\u05e9 0532 0130"}`),
 		Expiry: time.Now().Add(time.Minute)})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		webpage.SetSecurityHeaders(w.Header())
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		_, _ = w.Write([]byte(page))
-	}))
-	t.Cleanup(srv.Close)
+	url := servePage(t, page)
 
 	tab := browsertest.Tab(t, browsertest.New(t))
-	browsertest.Step(t, tab, "open the page", chromedp.Navigate(srv.URL))
+	browsertest.Step(t, tab, "open the page", chromedp.Navigate(url))
 	// The left edge of each group of digits in the reading-order span and in the order-sent one.
 	type edges struct{ Read, Sent []float64 }
 	ctx, cancel := context.WithTimeout(tab, browsertest.StepTimeout)
@@ -112,4 +102,17 @@ func TestRightToLeftShownAsSentInBrowser(t *testing.T) {
 	if got.Sent[0] >= got.Sent[1] {
 		t.Errorf("order sent: 0532 at %v, 0130 at %v; want 0532 first, as sent", got.Sent[0], got.Sent[1])
 	}
+}
+
+// servePage serves page, with the pages' security headers, until the test ends, and returns
+// its URL.
+func servePage(t *testing.T, page string) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		webpage.SetSecurityHeaders(w.Header())
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(page))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }

@@ -2,6 +2,7 @@ package approval
 
 import (
 	"embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -153,6 +154,42 @@ func (s *Service) outcomePage(c Call, sess *session, v Verdict, note string) pag
 		p.Call = cv
 	}
 	return p
+}
+
+// MaxPageBytes bounds the HTML of a call's page at its largest, the confirmation step, where
+// every value is shown whole: what one view costs the replica that renders it and the browser
+// that shows it. The page marks each character a person could not otherwise see (a control,
+// a zero-width or direction-changing character) one by one, and shows right-to-left text twice,
+// so arguments that fit a record (MaxRecordBytes) could make a page of tens of megabytes, each
+// view taking seconds of a core and hundreds of megabytes to render, as often as their caller
+// opens it. A call whose page would be larger is refused when it is asked (Service.Ask), as
+// one too large to keep is; ordinary arguments of the largest record fit with room to spare.
+const MaxPageBytes = 8 << 20
+
+// errPageTooLarge stops rendering a page past MaxPageBytes.
+var errPageTooLarge = errors.New("approval: page too large")
+
+// pageBudget counts a page's bytes as it is rendered, and stops it past MaxPageBytes.
+type pageBudget struct{ left int }
+
+func (b *pageBudget) Write(p []byte) (int, error) {
+	if b.left -= len(p); b.left < 0 {
+		return 0, errPageTooLarge
+	}
+	return len(p), nil
+}
+
+// fitsPage reports whether the page can show call c within MaxPageBytes, at its confirmation
+// step, to its caller signed in (the name a session adds is at most a few hundred bytes). It
+// renders the page once, stopping at the bound: the cost of one view, at most, when the call
+// is asked. A call whose arguments the page cannot show at all does not fit either.
+func (s *Service) fitsPage(c Call) bool {
+	p, err := s.askPage(c, &session{Issuer: c.Issuer, Subject: c.Subject}, stepConfirm, "")
+	if err != nil {
+		return false
+	}
+	p.Style = template.CSS(webpage.Style)
+	return pageTemplate.Execute(&pageBudget{left: MaxPageBytes}, p) == nil
 }
 
 // render writes the page (webpage.Render).

@@ -13,6 +13,15 @@ import (
 // maxRenderDepth bounds the nesting rendered; the gateway already refuses deeper arguments.
 const maxRenderDepth = 64
 
+// indentedLevels is how many levels of nesting the page indents. Each level takes about 28 px,
+// and what is indented past the width of the arguments' box is laid out beyond its right edge,
+// where a person sees it only by scrolling the box sideways (on a phone, whose scroll bars
+// show only while scrolling, not at all): with every level indented, a value nested a dozen
+// levels deep stood out of sight at a phone's width, and two dozen on a desktop's. Deeper
+// levels are not indented further; each of their members and items says its level instead
+// (Value.Flat), so that every key and value is within the box, at any depth the gateway takes.
+const indentedLevels = 6
+
 // Value is one JSON value prepared for the page. Exactly one group of fields is set, by Kind.
 type Value struct {
 	// Kind is "object", "array", "string" or "literal" (number, true, false, null).
@@ -27,7 +36,19 @@ type Value struct {
 	// LookAlike, for a string, names a word of it that could pass for another
 	// (webpage.LookAlikeWord).
 	LookAlike string
+	// Depth is how deep an object or array is nested in the arguments: 0 for the arguments
+	// themselves, 1 for a value of theirs.
+	Depth int
 }
+
+// Flat reports whether v, an object or array, is nested past the levels the page indents
+// (indentedLevels): its members and items are shown without further indentation, each with
+// its level.
+func (v Value) Flat() bool { return v.Depth >= indentedLevels }
+
+// Level is the level the members and items of v, an object or array, are at (1 for the
+// arguments' own members), which a Flat value's say.
+func (v Value) Level() int { return v.Depth + 1 }
 
 // Member is one object member; KeyLookAlike is LookAlike for its name.
 type Member struct {
@@ -66,7 +87,7 @@ func decodeValue(dec *json.Decoder, depth int) (Value, error) {
 	case json.Delim:
 		switch t {
 		case '{':
-			v := Value{Kind: "object"}
+			v := Value{Kind: "object", Depth: depth}
 			for dec.More() {
 				kt, err := dec.Token()
 				if err != nil {
@@ -82,7 +103,7 @@ func decodeValue(dec *json.Decoder, depth int) (Value, error) {
 			_, err := dec.Token()
 			return v, err
 		case '[':
-			v := Value{Kind: "array"}
+			v := Value{Kind: "array", Depth: depth}
 			for dec.More() {
 				iv, err := decodeValue(dec, depth+1)
 				if err != nil {

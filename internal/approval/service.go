@@ -114,7 +114,8 @@ func (s *Service) Issuer() string { return s.cfg.Issuer }
 
 // Ask keeps c, sealed, in the shared store until c.Expiry or Done, so the page can show it on
 // any replica, and returns the page's URL. An error wrapping ErrUnavailable means the store
-// could not take it (fail closed: do not ask); ErrTooLarge that the arguments do not fit;
+// could not take it (fail closed: do not ask); ErrTooLarge that the arguments do not fit a
+// record or the page (MaxPageBytes);
 // ErrTooManyPending that the caller already has its budget of calls waiting.
 func (s *Service) Ask(ctx context.Context, c Call) (string, error) {
 	if !validID(c.ID) {
@@ -123,7 +124,7 @@ func (s *Service) Ask(ctx context.Context, c Call) (string, error) {
 	if c.Asked.IsZero() {
 		c.Asked = s.now().UTC()
 	}
-	if err := s.ledger.put(ctx, c); err != nil {
+	if err := s.ledger.put(ctx, c, s.fitsPage); err != nil {
 		return "", err
 	}
 	return s.cfg.pageURL(c.ID), nil

@@ -179,16 +179,32 @@ func (c ClientCaps) ForVersion(version string) ClientCaps {
 // dropped. Every kept member is an empty object, the result is compact and its members are in
 // a fixed order, so normalising is idempotent. Empty raw (the client sent none) gives {}; raw
 // that is not a JSON object is an error, as is a result over MaxClientCapsBytes.
-func NormalizeClientCaps(raw json.RawMessage) (json.RawMessage, error) {
+//
+// written is the revision the client asked for at initialize, the one its capabilities are
+// written in (ModelessElicitation).
+func NormalizeClientCaps(raw json.RawMessage, written string) (json.RawMessage, error) {
 	c, err := ParseClientCaps(raw)
 	if err != nil {
 		return nil, err
+	}
+	if ModelessElicitation(written) && c.ElicitationURL {
+		c.ElicitationForm, c.ElicitationURL = true, false
 	}
 	out := c.JSON()
 	if len(out) > MaxClientCapsBytes {
 		return nil, fmt.Errorf("era: client capabilities exceed %d bytes", MaxClientCapsBytes)
 	}
 	return out, nil
+}
+
+// ModelessElicitation reports whether capabilities written for revision (a client's requested
+// one) are written before elicitation had modes: before 2025-11-25, an elicitation object
+// declares elicitation, which is form mode, whatever members it holds, so one holding only
+// "url" (a member those revisions do not define, which an SDK that also speaks 2025-11-25 may
+// send) declares form mode, not URL mode alone. Capabilities of a revision not shaped as one
+// are read as the newest revisions read them.
+func ModelessElicitation(revision string) bool {
+	return isRevision(revision) && revision < V20251125
 }
 
 // Declares reports whether normalised caps declare capability (one of the Cap* names).

@@ -7,36 +7,42 @@ import (
 )
 
 func TestNormalizeClientCaps(t *testing.T) {
-	tests := []struct{ name, in, want string }{
-		{"absent", ``, `{}`},
-		{"empty", `{}`, `{}`},
-		{"2025-06-18 elicitation", `{"elicitation":{}}`, `{"elicitation":{"form":{}}}`},
-		{"2025-11-25 form and url", `{"elicitation":{"form":{},"url":{}}}`, `{"elicitation":{"form":{},"url":{}}}`},
-		{"url only", `{"elicitation":{"url":{}}}`, `{"elicitation":{"url":{}}}`},
-		{"form members dropped", `{"elicitation":{"form":{"applyDefaults":true}}}`, `{"elicitation":{"form":{}}}`},
-		{"mode not an object", `{"elicitation":{"url":true}}`, `{"elicitation":{"form":{}}}`},
-		{"roots listChanged", `{"roots":{"listChanged":true}}`, `{"roots":{}}`},
-		{"sampling", `{"sampling":{}}`, `{"sampling":{}}`},
-		{"sampling tools context", `{"sampling":{"tools":{},"context":{},"x":1}}`, `{"sampling":{"context":{},"tools":{}}}`},
-		{"dropped members", `{"tasks":{"requests":{}},"experimental":{"a":{}},"extensions":{"io.modelcontextprotocol/tasks":{}},"x":{}}`, `{}`},
-		{"not objects", `{"roots":true,"sampling":null,"elicitation":[]}`, `{}`},
+	tests := []struct{ name, in, want, written string }{
+		{"absent", ``, `{}`, ""},
+		{"empty", `{}`, `{}`, ""},
+		{"2025-06-18 elicitation", `{"elicitation":{}}`, `{"elicitation":{"form":{}}}`, ""},
+		{"2025-11-25 form and url", `{"elicitation":{"form":{},"url":{}}}`, `{"elicitation":{"form":{},"url":{}}}`, ""},
+		{"url only", `{"elicitation":{"url":{}}}`, `{"elicitation":{"url":{}}}`, ""},
+		{"form members dropped", `{"elicitation":{"form":{"applyDefaults":true}}}`, `{"elicitation":{"form":{}}}`, ""},
+		{"mode not an object", `{"elicitation":{"url":true}}`, `{"elicitation":{"form":{}}}`, ""},
+		{"roots listChanged", `{"roots":{"listChanged":true}}`, `{"roots":{}}`, ""},
+		{"sampling", `{"sampling":{}}`, `{"sampling":{}}`, ""},
+		{"sampling tools context", `{"sampling":{"tools":{},"context":{},"x":1}}`, `{"sampling":{"context":{},"tools":{}}}`, ""},
+		{"dropped members", `{"tasks":{"requests":{}},"experimental":{"a":{}},"extensions":{"io.modelcontextprotocol/tasks":{}},"x":{}}`, `{}`, ""},
+		{"not objects", `{"roots":true,"sampling":null,"elicitation":[]}`, `{}`, ""},
 		{"everything, any order", ` {"sampling":{"tools":{}} , "roots":{"listChanged":false},"elicitation":{}}`,
-			`{"elicitation":{"form":{}},"roots":{},"sampling":{"tools":{}}}`},
+			`{"elicitation":{"form":{}},"roots":{},"sampling":{"tools":{}}}`, ""},
+		// Written before elicitation had modes: any elicitation object is elicitation, form.
+		{"url only, written for 2025-06-18", `{"elicitation":{"url":{}}}`, `{"elicitation":{"form":{}}}`, V20250618},
+		{"form and url, written for 2025-06-18", `{"elicitation":{"form":{},"url":{}}}`, `{"elicitation":{"form":{}}}`, V20250618},
+		{"url only, written for 2024-11-05", `{"elicitation":{"url":{}}}`, `{"elicitation":{"form":{}}}`, "2024-11-05"},
+		{"url only, written for 2025-11-25", `{"elicitation":{"url":{}}}`, `{"elicitation":{"url":{}}}`, V20251125},
+		{"url only, written for no revision", `{"elicitation":{"url":{}}}`, `{"elicitation":{"url":{}}}`, "latest"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := NormalizeClientCaps(json.RawMessage(tt.in))
+			got, err := NormalizeClientCaps(json.RawMessage(tt.in), tt.written)
 			if err != nil || string(got) != tt.want {
 				t.Fatalf("got %s, %v; want %s", got, err, tt.want)
 			}
-			again, err := NormalizeClientCaps(got)
+			again, err := NormalizeClientCaps(got, tt.written)
 			if err != nil || string(again) != string(got) {
 				t.Fatalf("not idempotent: %s -> %s, %v", got, again, err)
 			}
 		})
 	}
 	for _, bad := range []string{`[]`, `"x"`, `null`, `1`, `{"a":1,"a":2}`, `{"elicitation":{}`, `{} {}`} {
-		if got, err := NormalizeClientCaps(json.RawMessage(bad)); err == nil {
+		if got, err := NormalizeClientCaps(json.RawMessage(bad), V20251125); err == nil {
 			t.Errorf("NormalizeClientCaps(%s) = %s, want an error", bad, got)
 		}
 	}

@@ -154,3 +154,27 @@ func TestApprovalConfigValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalPageTooLargeToShow: a confirm: url call whose page would be too large to show
+// (approval.MaxPageBytes: 300,000 zero-width spaces, each a visible mark on the page, make
+// about 25 MB of HTML from 900 KB of arguments) is a failed tool call saying so, asked of no
+// one; an ordinary call is still asked. Before, it was asked, and each view of its page took
+// seconds of the replica's time.
+func TestApprovalPageTooLargeToShow(t *testing.T) {
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	gw := approvalRulesGateway(t, iss, alpha)
+	tok := mintFor(t, iss, "alice")
+	marks := `{"text":"` + strings.Repeat("\u200b", 300_000) + `"}`
+	_, r := callWithMeta(t, gw, tok, urlElicitMeta, "alpha__echo", marks, "")
+	if !r.Result.IsError || r.Result.ResultType == "input_required" || len(r.Result.Content) == 0 ||
+		!strings.Contains(r.Result.Content[0].Text, "too large to be shown for approval") {
+		t.Errorf("a call whose page is too large: %+v %+v", r.Result, r.Error)
+	}
+	if _, r := callWithMeta(t, gw, tok, urlElicitMeta, "alpha__echo", `{"text":"x"}`, ""); r.Result.ResultType != "input_required" {
+		t.Errorf("an ordinary call after it: %+v %+v", r.Result, r.Error)
+	}
+	if n := toolCalls(alpha); n != 0 {
+		t.Errorf("backend received %d calls", n)
+	}
+}

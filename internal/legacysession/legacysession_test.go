@@ -332,7 +332,7 @@ func TestCapsFlags(t *testing.T) {
 		if capBits(c) != byte(b) {
 			t.Fatalf("flags %08b read back as %08b", b, capBits(c))
 		}
-		again, err := era.NormalizeClientCaps(c.JSON())
+		again, err := era.NormalizeClientCaps(c.JSON(), era.V20251125)
 		if err != nil || string(again) != string(c.JSON()) {
 			t.Fatalf("flags %08b: JSON %s is not normalised (%s, %v)", b, c.JSON(), again, err)
 		}

@@ -4,8 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
+
+	"golang.org/x/net/idna"
 )
 
 // SetSecurityHeaders: nothing is loaded from anywhere, the only style is the pages' own
@@ -49,10 +53,54 @@ func FromPage(h http.Header, base string) bool {
 	return len(origins) == 0 || sameOrigin(origins[0], base)
 }
 
+// sameOrigin reports whether origin, an Origin header, names base's origin. Both are compared
+// as browsers serialise an origin (the URL Standard): base may be written in any spelling of its
+// origin that the configuration takes, and browsers send only one of them. A base of
+// "https://gw.example.com:443" is sent "https://gw.example.com" (no default port, and a port of
+// "0443" is 443), "https://GW.Example.com" lower case, "https://bücher.example" as
+// "https://xn--bcher-kva.example", and "http://[0:0::1]:8080" as "http://[::1]:8080".
 func sameOrigin(origin, base string) bool {
-	o, err1 := url.Parse(origin)
-	b, err2 := url.Parse(base)
-	return err1 == nil && err2 == nil && strings.EqualFold(o.Scheme, b.Scheme) && strings.EqualFold(o.Host, b.Host)
+	o, ok1 := serialisedOrigin(origin)
+	b, ok2 := serialisedOrigin(base)
+	return ok1 && ok2 && o == b
+}
+
+// serialisedOrigin is the origin of the http(s) URL raw, serialised as browsers send it in
+// Origin; false when raw has none (no host, another scheme, "null", a zoned address).
+func serialisedOrigin(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.User != nil {
+		return "", false
+	}
+	scheme := strings.ToLower(u.Scheme)
+	var port string
+	switch {
+	case scheme != "http" && scheme != "https":
+		return "", false
+	case u.Port() != "":
+		n, err := strconv.ParseUint(u.Port(), 10, 16)
+		if err != nil {
+			return "", false
+		}
+		if (scheme != "https" || n != 443) && (scheme != "http" || n != 80) {
+			port = ":" + strconv.FormatUint(n, 10)
+		}
+	}
+	host := u.Hostname()
+	if strings.Contains(host, ":") {
+		a, err := netip.ParseAddr(host)
+		if err != nil || a.Zone() != "" {
+			return "", false
+		}
+		host = "[" + a.String() + "]"
+	} else if ascii, err := idna.New(idna.MapForLookup(), idna.StrictDomainName(false)).ToASCII(host); err == nil {
+		// A name mapped as browsers map it before they serialise it (UTS #46 for lookup,
+		// without the STD3 rules browsers do not apply: "my_host" is a host to them).
+		host = ascii
+	} else {
+		host = strings.ToLower(host)
+	}
+	return scheme + "://" + host + port, true
 }
 
 // Display names the signed-in user in a sentence, with what the pages mark in names made

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -43,6 +44,12 @@ const (
 // loginTTL bounds one sign-in round trip to the issuer.
 const loginTTL = 10 * time.Minute
 
+// maxLogins is how many sign-ins in progress one browser's login cookie keeps, newest first.
+// A person sent two links at once (two calls waiting for approval, say) opens both, and each
+// page sends the browser to the issuer: with one sign-in kept, signing in on the first tab was
+// refused as another browser's sign-in, the second tab's having replaced it.
+const maxLogins = 4
+
 // signInTimeout bounds the discovery and code exchange of one sign-in.
 const signInTimeout = 15 * time.Second
 
@@ -63,6 +70,51 @@ type login struct {
 	Verifier string    `json:"verifier"`
 	Return   string    `json:"return"` // the gateway's path to show after sign-in
 	Expiry   time.Time `json:"exp"`
+}
+
+// logins is the login cookie's sealed value: the sign-ins in progress in this browser, newest
+// first, at most maxLogins. A value sealed as one login (by a replica of the previous release)
+// reads as that one.
+type logins struct {
+	login
+	Pending []login `json:"pending,omitempty"`
+}
+
+// pending returns the unexpired sign-ins in progress that r's login cookie holds, newest first.
+func (s *SignIn) pending(r *http.Request) []login {
+	var v logins
+	if !s.open(r, loginCookie, s.logins, &v, func() time.Time { return s.now().Add(time.Second) }) {
+		return nil
+	}
+	all := v.Pending
+	if v.State != "" {
+		all = []login{v.login}
+	}
+	live := make([]login, 0, len(all))
+	for _, l := range all {
+		if l.State != "" && s.now().Before(l.Expiry) {
+			live = append(live, l)
+		}
+	}
+	return live
+}
+
+// keepLogins sets the login cookie to hold ls (newest first), as many of them as maxLogins and
+// the cookie's size allow, or removes it when there are none.
+func (s *SignIn) keepLogins(w http.ResponseWriter, ls []login) error {
+	ls = ls[:min(len(ls), maxLogins)]
+	for ; len(ls) > 0; ls = ls[:len(ls)-1] {
+		val, err := s.seal(s.logins, logins{Pending: ls})
+		if err != nil {
+			return err
+		}
+		if len(loginCookie)+1+len(val) <= maxCookieBytes {
+			setCookie(w, loginCookie, val, loginTTL)
+			return nil
+		}
+	}
+	clearCookie(w, loginCookie)
+	return nil
 }
 
 // SignInConfig is the gateway's OpenID Connect client for its pages.
@@ -161,12 +213,12 @@ func (s *SignIn) Start(w http.ResponseWriter, r *http.Request, ret string, again
 	}
 	l := login{State: rand.Text(), Nonce: rand.Text(), Verifier: oauth2.GenerateVerifier(), Return: ret,
 		Expiry: s.now().Add(loginTTL)}
-	val, err := s.seal(s.logins, l)
-	if err != nil {
+	// The sign-ins this browser has in progress (in other tabs) are kept beside this one: the
+	// callback takes whichever its state names.
+	if err := s.keepLogins(w, append([]login{l}, s.pending(r)...)); err != nil {
 		return err
 	}
 	clearCookie(w, sessionCookie)
-	setCookie(w, loginCookie, val, loginTTL)
 	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(l.Verifier), oidc.Nonce(l.Nonce)}
 	if again {
 		// The user asked to sign in as someone else: the issuer must not reuse its session.
@@ -181,13 +233,17 @@ func (s *SignIn) Start(w http.ResponseWriter, r *http.Request, ret string, again
 // show now. An error is an *ErrSignIn (the user's sign-in failed), an *UnreachableError (the
 // issuer is down) or a failure to seal.
 func (s *SignIn) Finish(w http.ResponseWriter, r *http.Request) (string, error) {
-	var l login
-	ok := s.open(r, loginCookie, s.logins, &l, func() time.Time { return l.Expiry })
 	q := r.URL.Query()
-	if !ok || q.Get("state") == "" || q.Get("state") != l.State {
+	ls := s.pending(r)
+	i := slices.IndexFunc(ls, func(l login) bool { return q.Get("state") != "" && l.State == q.Get("state") })
+	if i < 0 {
 		return "", &ErrSignIn{Why: "the sign-in response does not belong to this browser's sign-in"}
 	}
-	clearCookie(w, loginCookie)
+	// This sign-in is answered, once; the others stay in progress.
+	l := ls[i]
+	if err := s.keepLogins(w, slices.Delete(ls, i, i+1)); err != nil {
+		return "", err
+	}
 	if q.Get("error") != "" {
 		return "", &ErrSignIn{Why: "the issuer refused the sign-in"}
 	}

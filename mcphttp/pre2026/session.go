@@ -60,7 +60,7 @@ func (q *clientReq) initialize() error {
 	}
 	q.version = era.NegotiateVersion(p.ProtocolVersion, e.cfg.Versions)
 	q.label()
-	caps, err := era.NormalizeClientCaps(p.Capabilities)
+	caps, err := era.NormalizeClientCaps(p.Capabilities, p.ProtocolVersion)
 	if err != nil {
 		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: capabilities: "+err.Error())
 	}
