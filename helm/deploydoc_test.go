@@ -130,6 +130,7 @@ var deployClaims = []deployClaim{
 	{opens: "- no backend in `config.upstreams`", tests: []string{"helm:TestChart"}},
 	{opens: "- `pins.lockFile` is not YAML, or has no section for a backend pinned from it", tests: []string{"helm:TestChart"}},
 	{opens: "- `containerPorts.mcp` equals `containerPorts.admin`", tests: []string{"helm:TestChart"}},
+	{opens: "- the name the resources take (the release name followed by the chart's", tests: []string{"helm:TestResourceNames"}},
 	{opens: "- any key of the values is misspelt", tests: []string{"helm:TestValuesTyposRefused", "helm:TestChart"}},
 	{opens: "- `config.server.publicURL` is not an http(s) URL", tests: []string{"helm:TestChart", "internal/gateway:TestPublishedURLsCarryNoUserInfo"}},
 	{opens: "- a setting that takes one of a few words", tests: []string{"helm:TestChart", "helm:TestValuesSchemaMatchesTypes"}},

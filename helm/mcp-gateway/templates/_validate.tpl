@@ -8,6 +8,10 @@ says what to change.
 {{- fail "\n\nmcp-gateway: invalid values:\n- config is not set (config: null removes the chart's defaults too): give the gateway's settings there, at least config.upstreams and config.auth" }}
 {{- end }}
 {{- $errs := list }}
+{{- $fullname := include "mcp-gateway.fullname" . }}
+{{- if not (regexMatch "^[a-z]([-a-z0-9]*[a-z0-9])?$" $fullname) }}
+{{- $errs = append $errs (printf "the resources are named %q (from the release name, or fullnameOverride), which a Service cannot be named: lower-case letters, digits and '-' only, opening with a letter; set fullnameOverride to such a name" $fullname) }}
+{{- end }}
 {{- $redis := include "mcp-gateway.redisURL" . }}
 {{- if and (not $redis) (or (gt (int .Values.replicaCount) 1) .Values.autoscaling.enabled) }}
 {{- $errs = append $errs "replicaCount > 1 or autoscaling.enabled needs shared state: set redis.url (external Redis) or redis.internal.enabled=true; the in-memory store serves one replica only" }}
