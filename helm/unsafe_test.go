@@ -95,6 +95,18 @@ func testUnsafe(t *testing.T, h helmCLI) {
 		{"lock file without a pinned backend", []string{"pins.yaml"}, []string{"config.pins.backends.notes.mode=lockfile"},
 			`pins.lockFile has no section for backend "notes"`},
 		{"lock file not YAML", []string{"pins.yaml"}, []string{"pins.lockFile=[unclosed"}, "pins.lockFile is not the YAML"},
+		// A PodDisruptionBudget that lets no replica go: kubectl drain and node upgrades wait for
+		// ever. The floor is replicaCount, or autoscaling.minReplicas with the HPA.
+		{"pdb keeps the only replica", minimal, []string{"podDisruptionBudget.minAvailable=1"}, "podDisruptionBudget lets no pod"},
+		{"pdb keeps every replica", minimal, []string{"redis.url=redis://r:6379", "replicaCount=3", "podDisruptionBudget.minAvailable=3"}, "podDisruptionBudget lets no pod"},
+		{"pdb keeps more than there are", minimal, []string{"redis.url=redis://r:6379", "replicaCount=2", "podDisruptionBudget.minAvailable=5"}, "podDisruptionBudget lets no pod"},
+		{"pdb keeps the autoscaling floor", minimal, []string{"redis.url=redis://r:6379", "autoscaling.enabled=true", "autoscaling.minReplicas=2", "podDisruptionBudget.minAvailable=2"}, "podDisruptionBudget lets no pod"},
+		{"pdb keeps 100%", minimal, []string{"redis.url=redis://r:6379", "replicaCount=4", "podDisruptionBudget.minAvailable=100%"}, "podDisruptionBudget lets no pod"},
+		{"pdb keeps a share rounded up to all", minimal, []string{"redis.url=redis://r:6379", "replicaCount=2", "podDisruptionBudget.minAvailable=60%"}, "podDisruptionBudget lets no pod"},
+		{"pdb lets none go", minimal, []string{"podDisruptionBudget.maxUnavailable=0"}, "podDisruptionBudget lets no pod"},
+		{"pdb lets 0% go", minimal, []string{"podDisruptionBudget.maxUnavailable=0%"}, "podDisruptionBudget lets no pod"},
+		{"pdb count as a string", minimal, []string{"podDisruptionBudget.maxUnavailable=one"}, "podDisruptionBudget.maxUnavailable"},
+		{"pdb minimum as a string", minimal, []string{"redis.url=redis://r:6379", "replicaCount=3", "podDisruptionBudget.minAvailable=2 pods"}, "podDisruptionBudget.minAvailable"},
 		{"typo at the top", minimal, []string{"replicaCont=2"}, "replicaCont"},
 		{"typo in config", minimal, []string{"config.sever.path=/x"}, "sever"},
 		{"typo in a section", minimal, []string{"ingress.hots[0].host=x"}, "hots"},

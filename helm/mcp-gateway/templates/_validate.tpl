@@ -25,6 +25,7 @@ says what to change.
 {{- $errs = concat $errs (include "mcp-gateway.validateKeys" . | fromYamlArray) }}
 {{- $errs = concat $errs (include "mcp-gateway.validateManaged" . | fromYamlArray) }}
 {{- $errs = concat $errs (include "mcp-gateway.validatePins" . | fromYamlArray) }}
+{{- $errs = concat $errs (include "mcp-gateway.validatePDB" . | fromYamlArray) }}
 {{- $sum := include "mcp-gateway.drainSum" . | int }}
 {{- if le (include "mcp-gateway.terminationGracePeriodSeconds" . | int) $sum }}
 {{- $errs = append $errs (printf "terminationGracePeriodSeconds must be larger than drain.preStopSleepSeconds + drain.delaySeconds + drain.shutdownTimeoutSeconds (%d), or Kubernetes kills in-flight requests" $sum) }}
@@ -159,6 +160,40 @@ accepts.
 {{- $errs = append $errs (printf "pins.lockFile has no section for backend %q, which is pinned from it: run gateway pins write with this backend configured, or set config.pins.backends.%s.mode" .name .name) }}
 {{- end }}
 {{- end }}
+{{- end }}
+{{- end }}
+{{- toYaml $errs }}
+{{- end }}
+
+{{/*
+Problems with the PodDisruptionBudget, as a YAML list of messages: a count or a percentage
+("50%"), as the API server takes them, and one that lets at least one pod be evicted at the
+fewest replicas the release runs (replicaCount, or autoscaling.minReplicas): one that lets none
+go makes every kubectl drain and node upgrade wait for ever. Kubernetes rounds a percentage of
+minAvailable up, and one of maxUnavailable up too.
+*/}}
+{{- define "mcp-gateway.validatePDB" -}}
+{{- $errs := list }}
+{{- $pdb := .Values.podDisruptionBudget }}
+{{- $floor := int (ternary .Values.autoscaling.minReplicas .Values.replicaCount .Values.autoscaling.enabled) }}
+{{- $key := ternary "minAvailable" "maxUnavailable" (not (kindIs "invalid" $pdb.minAvailable)) }}
+{{- $v := get $pdb $key }}
+{{- if and $pdb.enabled (gt $floor 0) (not (kindIs "invalid" $v)) }}
+{{- $n := 0 }}
+{{- $ok := true }}
+{{- if kindIs "string" $v }}
+{{- if regexMatch "^[0-9]+%$" $v }}
+{{- $pct := trimSuffix "%" $v | int }}
+{{- $n = div (add (mul $pct $floor) 99) 100 }}
+{{- else }}
+{{- $ok = false }}
+{{- $errs = append $errs (printf "podDisruptionBudget.%s %q: give a number of pods or a percentage such as \"50%%\"" $key $v) }}
+{{- end }}
+{{- else }}
+{{- $n = int $v }}
+{{- end }}
+{{- if and $ok (or (and (eq $key "minAvailable") (ge (int $n) $floor)) (and (eq $key "maxUnavailable") (le (int $n) 0))) }}
+{{- $errs = append $errs (printf "podDisruptionBudget lets no pod of %d be evicted (%s %v), so every kubectl drain and node upgrade would wait for ever: lower minAvailable below the replicas (or set maxUnavailable to at least 1), run more replicas, or set podDisruptionBudget.enabled=false" $floor $key $v) }}
 {{- end }}
 {{- end }}
 {{- toYaml $errs }}
