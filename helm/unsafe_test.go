@@ -80,6 +80,18 @@ func testUnsafe(t *testing.T, h helmCLI) {
 		{"autoscaling min above max", minimal, []string{"redis.url=redis://r:6379", "autoscaling.enabled=true", "autoscaling.minReplicas=5", "autoscaling.maxReplicas=3"}, "minReplicas is larger than autoscaling.maxReplicas"},
 		{"two redis", minimal, []string{"redis.url=redis://r:6379", "redis.internal.enabled=true"}, "either redis.url or redis.internal.enabled"},
 		{"managed listen", minimal, []string{"config.server.listen=:80"}, "config.server.listen is set by the chart"},
+		// The managed listeners and config file set another way: through a flag (the gateway's
+		// flags take one or two dashes, the value after '=' or as the next argument) or an
+		// MCPGW_* variable, either of which overrides config.yaml. An MCP listener off the
+		// container port leaves pods ready (the probes use the admin port) with nothing behind
+		// the Service.
+		{"listen flag", minimal, []string{"extraArgs={--listen,:8443}"}, "extraArgs --listen is set by the chart: use containerPorts.mcp"},
+		{"listen flag, one dash and =", minimal, []string{"extraArgs={-listen=:8443}"}, "extraArgs -listen is set by the chart"},
+		{"admin listen flag", minimal, []string{"extraArgs={--admin-listen=:9999}"}, "extraArgs --admin-listen is set by the chart: use containerPorts.admin"},
+		{"config flag", minimal, []string{"extraArgs={--config,/etc/other.yaml}"}, "extraArgs --config is set by the chart"},
+		{"listen variable", minimal, []string{"extraEnv[0].name=MCPGW_LISTEN", "extraEnv[0].value=:8443"}, "extraEnv MCPGW_LISTEN is set by the chart: use containerPorts.mcp"},
+		{"admin listen variable", minimal, []string{"extraEnv[0].name=MCPGW_ADMIN_LISTEN", "extraEnv[0].value=:9999"}, "extraEnv MCPGW_ADMIN_LISTEN is set by the chart"},
+		{"config variable", minimal, []string{"extraEnv[0].name=MCPGW_CONFIG", "extraEnv[0].value=/x.yaml"}, "extraEnv MCPGW_CONFIG is set by the chart"},
 		{"managed redis", minimal, []string{"config.redis.url=redis://r:6379"}, "config.redis is set by the chart"},
 		{"auth disabled unforced", minimal, []string{"config.auth.disabled=true"}, "unless extraArgs contains"},
 		{"no admin token", minimal, []string{"adminToken="}, "no admin token: set adminToken"},

@@ -135,6 +135,21 @@ says what to change.
 {{- if hasKey .Values.config "redis" }}
 {{- $errs = append $errs "config.redis is set by the chart: use redis.url, redis.password or redis.internal" }}
 {{- end }}
+{{- /* The same settings through the command line or the environment, which override
+config.yaml: a flag with one or two dashes, its value after '=' or next, or an MCPGW_* variable. */}}
+{{- $uses := dict "listen" "containerPorts.mcp" "admin-listen" "containerPorts.admin" "config" "config (the chart writes the file)" }}
+{{- range .Values.extraArgs }}
+{{- $flag := regexFind "^--?(listen|admin-listen|config)(=|$)" (toString .) | trimSuffix "=" }}
+{{- if $flag }}
+{{- $errs = append $errs (printf "extraArgs %s is set by the chart: use %s" $flag (get $uses (trimPrefix "-" (trimPrefix "-" $flag)))) }}
+{{- end }}
+{{- end }}
+{{- $vars := dict "MCPGW_LISTEN" "containerPorts.mcp" "MCPGW_ADMIN_LISTEN" "containerPorts.admin" "MCPGW_CONFIG" "config (the chart writes the file)" }}
+{{- range .Values.extraEnv }}
+{{- if hasKey $vars (toString .name) }}
+{{- $errs = append $errs (printf "extraEnv %s is set by the chart: use %s" .name (get $vars .name)) }}
+{{- end }}
+{{- end }}
 {{- toYaml $errs }}
 {{- end }}
 
