@@ -318,3 +318,38 @@ func yamlBlocks(doc string) []string {
 	}
 	return out
 }
+
+// TestDeployDocCommands: the objects docs/deploy.md's kubectl commands name (deployment/NAME,
+// svc/NAME) are the ones the chart renders for the release and namespace its helm command
+// installs.
+func TestDeployDocCommands(t *testing.T) {
+	h := newHelm(t)
+	doc := string(readFile(t, h, deployDoc))
+	install := regexp.MustCompile(`helm upgrade --install (\S+) \./` + chartDir + ` -n (\S+)`).FindStringSubmatch(doc)
+	if install == nil {
+		t.Fatalf("%s has no `helm upgrade --install NAME ./%s -n NAMESPACE`", deployDoc, chartDir)
+	}
+	out, err := h.run(t, "template", install[1], chartDir, "--namespace", install[2],
+		"--values", filepath.Join("helm", "testdata", "minimal.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := decodeAll(t, out)
+	refs := regexp.MustCompile("`kubectl ([^`]*\\b(?:deployment|svc)/[^`]*)`").FindAllStringSubmatch(doc, -1)
+	if len(refs) == 0 {
+		t.Fatalf("%s has no kubectl command naming a deployment/ or svc/", deployDoc)
+	}
+	for _, r := range refs {
+		obj := regexp.MustCompile(`\b(deployment|svc)/(\S+)`).FindStringSubmatch(r[1])
+		ns := regexp.MustCompile(`-n (\S+)`).FindStringSubmatch(r[1])
+		if ns == nil || ns[1] != install[2] {
+			t.Errorf("`kubectl %s`: want -n %s, the namespace the doc installs into", r[1], install[2])
+		}
+		switch obj[1] {
+		case "deployment":
+			find[*appsv1.Deployment](t, m, obj[2])
+		case "svc":
+			find[*corev1.Service](t, m, obj[2])
+		}
+	}
+}
