@@ -1,10 +1,19 @@
 package helm
 
 import (
+	"errors"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/nodecache"
 )
 
 // TestReadmeNamesWhatSetupInstalls: the README's account of `make test` names every Debian
@@ -35,4 +44,88 @@ func TestReadmeNamesWhatSetupInstalls(t *testing.T) {
 	if !slices.Equal(slices.Compact(installed), slices.Compact(named)) {
 		t.Errorf("README.md says .ci/setup installs %q; it installs %q", named, installed)
 	}
+}
+
+// TestConformanceCompareNeedsItsReference: .ci/conformance-compare.mjs, the gate of `make
+// conformance-legacy` (every required scenario that passes on the reference server alone passes
+// through the gateway), fails when the reference run has no result for a scenario, whatever the
+// gateway's: a reference run that did not happen (the suite did not start, wrote its results
+// elsewhere, or ran part of the set) would otherwise pass the gate with nothing compared.
+func TestConformanceCompareNeedsItsReference(t *testing.T) {
+	node, dir := nodecache.Require(t, "the conformance comparison", "conformance",
+		"node_modules/@modelcontextprotocol/conformance/package.json")
+	suite := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance")
+	const revision = "2025-11-25"
+	var reqs struct {
+		Server []string `json:"server"`
+	}
+	if err := sigsyaml.Unmarshal(readFile(t, helmCLI{root: suite}, filepath.Join("requirements", revision+".yaml")), &reqs); err != nil || len(reqs.Server) < 3 {
+		t.Fatalf("the suite's %s requirements: %v (%d server scenarios)", revision, err, len(reqs.Server))
+	}
+	all := reqs.Server
+	first := all[:1]
+	rest := all[1:]
+	cases := []struct {
+		name            string
+		direct, gateway map[string]string // scenario -> "pass" or "fail"; absent: no result
+		wantPass        bool
+	}{
+		{"both pass", verdictsOf(all, "pass"), verdictsOf(all, "pass"), true},
+		{"the same failures", merge(verdictsOf(first, "fail"), verdictsOf(rest, "pass")), merge(verdictsOf(first, "fail"), verdictsOf(rest, "pass")), true},
+		{"lost through the gateway", verdictsOf(all, "pass"), merge(verdictsOf(first, "fail"), verdictsOf(rest, "pass")), false},
+		{"missing through the gateway", verdictsOf(all, "pass"), verdictsOf(rest, "pass"), false},
+		{"no reference run", nil, nil, false},
+		{"no reference run, the gateway's complete", nil, verdictsOf(all, "pass"), false},
+		{"a scenario missing from the reference", verdictsOf(rest, "pass"), verdictsOf(all, "pass"), false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			direct, gateway := writeResults(t, tc.direct), writeResults(t, tc.gateway)
+			cmd := exec.CommandContext(t.Context(), node, filepath.Join(repoRoot(t), ".ci", "conformance-compare.mjs"),
+				suite, revision, direct, gateway)
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			if err != nil && !errors.As(err, &exit) {
+				t.Fatalf("node: %v\n%s", err, out)
+			}
+			if (err == nil) != tc.wantPass {
+				t.Errorf("passed = %v, want %v:\n%s", err == nil, tc.wantPass, out)
+			}
+		})
+	}
+}
+
+// verdictsOf gives each scenario the verdict v.
+func verdictsOf(scenarios []string, v string) map[string]string {
+	m := map[string]string{}
+	for _, s := range scenarios {
+		m[s] = v
+	}
+	return m
+}
+
+func merge(a, b map[string]string) map[string]string {
+	m := maps.Clone(a)
+	maps.Copy(m, b)
+	return m
+}
+
+// writeResults writes a results directory as the suite does: server-<scenario>-<timestamp>/
+// checks.json, with a FAILURE check for a failing scenario.
+func writeResults(t *testing.T, verdicts map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for s, v := range verdicts {
+		status := map[string]string{"pass": "SUCCESS", "fail": "FAILURE"}[v]
+		d := filepath.Join(dir, "server-"+strings.ReplaceAll(s, "/", "-")+"-2026-12-07T10-00-00-000Z")
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		checks := `[{"id":"x","status":"` + status + `"}]`
+		if err := os.WriteFile(filepath.Join(d, "checks.json"), []byte(checks), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
