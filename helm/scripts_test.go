@@ -129,3 +129,67 @@ func writeResults(t *testing.T, verdicts map[string]string) string {
 	}
 	return dir
 }
+
+// TestConformanceSummaryNeedsScenarios: .ci/conformance-summary.mjs, the gate of `make
+// conformance`, fails on a revision with no required server scenario and nothing extra to gate
+// on, rather than passing with nothing checked (and passes a complete run).
+func TestConformanceSummaryNeedsScenarios(t *testing.T) {
+	node, dir := nodecache.Require(t, "the conformance summary", "conformance",
+		"node_modules/@modelcontextprotocol/conformance/package.json")
+	real := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance")
+	// A copy of the suite's package whose requirements list no server scenario.
+	suite := t.TempDir()
+	if err := os.Symlink(filepath.Join(dir, "node_modules"), filepath.Join(suite, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(suite, "package.json"), readFile(t, helmCLI{root: real}, "package.json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(suite, "requirements"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(suite, "requirements", "none.yaml"), []byte("client: [x]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(t.Context(), node, filepath.Join(repoRoot(t), ".ci", "conformance-summary.mjs"),
+		suite, "none", writeResults(t, nil)).CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		t.Errorf("a revision with no server scenario: %v, want a failure:\n%s", err, out)
+	}
+	const revision = "2026-07-28"
+	var reqs struct {
+		Server []string `json:"server"`
+	}
+	if err := sigsyaml.Unmarshal(readFile(t, helmCLI{root: real}, filepath.Join("requirements", revision+".yaml")), &reqs); err != nil {
+		t.Fatal(err)
+	}
+	out, err = exec.CommandContext(t.Context(), node, filepath.Join(repoRoot(t), ".ci", "conformance-summary.mjs"),
+		real, revision, writeResults(t, verdictsOf(reqs.Server, "pass"))).CombinedOutput()
+	if err != nil {
+		t.Errorf("a complete passing run: %v, want a pass:\n%s", err, out)
+	}
+}
+
+// TestFuzzScriptNeedsTargets: .ci/fuzz, the fuzzing stage of `make test`, fails when it finds
+// no fuzz target instead of passing with nothing fuzzed (the repository has dozens: none found
+// means the search broke).
+func TestFuzzScriptNeedsTargets(t *testing.T) {
+	repo := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(repo, ".ci"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(repo, ".ci", "fuzz")
+	if err := os.WriteFile(script, readFile(t, helmCLI{root: repoRoot(t)}, ".ci/fuzz"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	src := "package p\n\nimport \"testing\"\n\nfunc TestP(t *testing.T) {}\n"
+	if err := os.WriteFile(filepath.Join(repo, "p_test.go"), []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(t.Context(), script).CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || !strings.Contains(string(out), "no fuzz targets") {
+		t.Errorf(".ci/fuzz with no fuzz target: %v, want a failure saying so:\n%s", err, out)
+	}
+}
