@@ -58,6 +58,9 @@ says what to change.
 {{- if eq (int .Values.service.port) (int .Values.service.adminPort) }}
 {{- $errs = append $errs (printf "service.port and service.adminPort are both %d: a Service cannot expose two ports with one number; give each its own port" (int .Values.service.port)) }}
 {{- end }}
+{{- if and .Values.networkPolicy.enabled (kindIs "slice" .Values.networkPolicy.egress) (not .Values.networkPolicy.egress) }}
+{{- $errs = append $errs "networkPolicy.egress is an empty list, a policy that denies every connection the gateway makes (DNS, the token issuers, the backends, Redis): leave it null for no restriction, or list the rules" }}
+{{- end }}
 {{- if and .Values.tls.enabled (not .Values.tls.secretName) }}
 {{- $errs = append $errs "tls.enabled needs tls.secretName (a kubernetes.io/tls Secret)" }}
 {{- end }}
