@@ -100,6 +100,17 @@ func checkNames(t *testing.T, m manifests) {
 				t.Errorf("%T %q: label %s=%q: %v", o, name, k, v, p)
 			}
 		}
+		// The in-chart Redis's objects are labelled as its component, the others as the
+		// gateway's (the helm test Pod as the test).
+		want := "gateway"
+		if strings.HasSuffix(name, "-redis") {
+			want = "redis"
+		} else if _, ok := o.(*corev1.Pod); ok {
+			want = "test"
+		}
+		if c := o.GetLabels()["app.kubernetes.io/component"]; c != want {
+			t.Errorf("%T %q: component label %q, want %q", o, name, c, want)
+		}
 	}
 	if len(services) < 2 {
 		t.Fatalf("rendered Services %v, want the gateway's and the in-chart Redis's", services)
