@@ -193,3 +193,23 @@ func TestFuzzScriptNeedsTargets(t *testing.T) {
 		t.Errorf(".ci/fuzz with no fuzz target: %v, want a failure saying so:\n%s", err, out)
 	}
 }
+
+// TestMakeTargetsArePhony: every target of the Makefile is a command, none a file, so each is
+// declared .PHONY: an undeclared one is skipped, "up to date", by make whenever a file or
+// directory of its name exists (a lint-gofmt left by a tool, a bin/ or build/ directory).
+func TestMakeTargetsArePhony(t *testing.T) {
+	mk := string(readFile(t, helmCLI{root: repoRoot(t)}, "Makefile"))
+	var phony []string
+	for _, m := range regexp.MustCompile(`(?m)^\.PHONY:(.*)$`).FindAllStringSubmatch(mk, -1) {
+		phony = append(phony, strings.Fields(m[1])...)
+	}
+	targets := regexp.MustCompile(`(?m)^([A-Za-z][A-Za-z0-9_-]*):([^=]|$)`).FindAllStringSubmatch(mk, -1)
+	if len(targets) < 5 {
+		t.Fatalf("found %d targets in the Makefile; the pattern no longer reads it", len(targets))
+	}
+	for _, m := range targets {
+		if !slices.Contains(phony, m[1]) {
+			t.Errorf("Makefile target %s is not declared .PHONY", m[1])
+		}
+	}
+}
