@@ -129,6 +129,7 @@ var deployClaims = []deployClaim{
 	{opens: "- `tls.enabled` without `tls.secretName`", tests: []string{"helm:TestChart"}},
 	{opens: "- no backend in `config.upstreams`", tests: []string{"helm:TestChart"}},
 	{opens: "- `pins.lockFile` is not YAML, or has no section for a backend pinned from it", tests: []string{"helm:TestChart"}},
+	{opens: "- `metrics.serviceMonitor.interval` or `scrapeTimeout` is not a duration", tests: []string{"helm:TestServiceMonitorDurations"}},
 	{opens: "- `networkPolicy.egress` is an empty list", tests: []string{"helm:TestEgressDeniedWholeRefused", "helm:TestEgressReachesTheInChartRedis"}},
 	{opens: "- the PodDisruptionBudget lets no pod be evicted", tests: []string{"helm:TestChart", "helm:TestDisruptionBudgetRendered"}},
 	{opens: "- `containerPorts.mcp` equals `containerPorts.admin`", tests: []string{"helm:TestChart"}},

@@ -26,6 +26,11 @@ says what to change.
 {{- $errs = concat $errs (include "mcp-gateway.validateManaged" . | fromYamlArray) }}
 {{- $errs = concat $errs (include "mcp-gateway.validatePins" . | fromYamlArray) }}
 {{- $errs = concat $errs (include "mcp-gateway.validatePDB" . | fromYamlArray) }}
+{{- with .Values.metrics.serviceMonitor }}
+{{- if and .enabled .interval .scrapeTimeout (gt (include "mcp-gateway.durationMs" .scrapeTimeout | int64) (include "mcp-gateway.durationMs" .interval | int64)) }}
+{{- $errs = append $errs (printf "metrics.serviceMonitor.scrapeTimeout %s is longer than metrics.serviceMonitor.interval %s, which Prometheus refuses (the gateway would not be scraped): shorten the timeout or lengthen the interval" .scrapeTimeout .interval) }}
+{{- end }}
+{{- end }}
 {{- $sum := include "mcp-gateway.drainSum" . | int }}
 {{- if le (include "mcp-gateway.terminationGracePeriodSeconds" . | int) $sum }}
 {{- $errs = append $errs (printf "terminationGracePeriodSeconds must be larger than drain.preStopSleepSeconds + drain.delaySeconds + drain.shutdownTimeoutSeconds (%d), or Kubernetes kills in-flight requests" $sum) }}
@@ -215,4 +220,18 @@ minAvailable up, and one of maxUnavailable up too.
 {{- end }}
 {{- end }}
 {{- toYaml $errs }}
+{{- end }}
+
+{{/*
+Milliseconds of a Prometheus duration ("1m30s", "1d", "500ms"; the values schema holds the
+syntax): the sum of its parts.
+*/}}
+{{- define "mcp-gateway.durationMs" -}}
+{{- $units := dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000 "d" 86400000 "w" 604800000 "y" 31536000000 }}
+{{- $ms := 0 }}
+{{- range regexFindAll "[0-9]+(ms|[ywdhms])" (toString .) -1 }}
+{{- $unit := regexFind "(ms|[ywdhms])$" . }}
+{{- $ms = add $ms (mul (trimSuffix $unit . | int64) (get $units $unit)) }}
+{{- end }}
+{{- $ms }}
 {{- end }}
