@@ -119,6 +119,9 @@ func testUnsafe(t *testing.T, h helmCLI) {
 		{"pdb lets 0% go", minimal, []string{"podDisruptionBudget.maxUnavailable=0%"}, "podDisruptionBudget lets no pod"},
 		{"pdb count as a string", minimal, []string{"podDisruptionBudget.maxUnavailable=one"}, "podDisruptionBudget.maxUnavailable"},
 		{"pdb minimum as a string", minimal, []string{"redis.url=redis://r:6379", "replicaCount=3", "podDisruptionBudget.minAvailable=2 pods"}, "podDisruptionBudget.minAvailable"},
+		// Kubernetes refuses a liveness or startup probe whose successThreshold is not 1.
+		{"liveness success threshold", minimal, []string{"probes.liveness.successThreshold=2"}, "/probes/liveness/successThreshold"},
+		{"startup success threshold", minimal, []string{"probes.startup.successThreshold=3"}, "/probes/startup/successThreshold"},
 		{"typo at the top", minimal, []string{"replicaCont=2"}, "replicaCont"},
 		{"typo in config", minimal, []string{"config.sever.path=/x"}, "sever"},
 		{"typo in a section", minimal, []string{"ingress.hots[0].host=x"}, "hots"},
