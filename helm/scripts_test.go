@@ -62,6 +62,8 @@ func TestConformanceCompareNeedsItsReference(t *testing.T) {
 	if err := sigsyaml.Unmarshal(readFile(t, helmCLI{root: suite}, filepath.Join("requirements", revision+".yaml")), &reqs); err != nil || len(reqs.Server) < 3 {
 		t.Fatalf("the suite's %s requirements: %v (%d server scenarios)", revision, err, len(reqs.Server))
 	}
+	// Node reads the script in a child process, which go test's result cache does not see.
+	trackInputs(t, repoRoot(t), func(name string) bool { return name == "conformance-compare.mjs" }, ".ci")
 	all := reqs.Server
 	first := all[:1]
 	rest := all[1:]
@@ -136,13 +138,15 @@ func writeResults(t *testing.T, verdicts map[string]string) string {
 func TestConformanceSummaryNeedsScenarios(t *testing.T) {
 	node, dir := nodecache.Require(t, "the conformance summary", "conformance",
 		"node_modules/@modelcontextprotocol/conformance/package.json")
-	real := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance")
+	installed := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance")
+	// Node reads the script in a child process, which go test's result cache does not see.
+	trackInputs(t, repoRoot(t), func(name string) bool { return name == "conformance-summary.mjs" }, ".ci")
 	// A copy of the suite's package whose requirements list no server scenario.
 	suite := t.TempDir()
 	if err := os.Symlink(filepath.Join(dir, "node_modules"), filepath.Join(suite, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(suite, "package.json"), readFile(t, helmCLI{root: real}, "package.json"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(suite, "package.json"), readFile(t, helmCLI{root: installed}, "package.json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(filepath.Join(suite, "requirements"), 0o755); err != nil {
@@ -161,11 +165,11 @@ func TestConformanceSummaryNeedsScenarios(t *testing.T) {
 	var reqs struct {
 		Server []string `json:"server"`
 	}
-	if err := sigsyaml.Unmarshal(readFile(t, helmCLI{root: real}, filepath.Join("requirements", revision+".yaml")), &reqs); err != nil {
+	if err := sigsyaml.Unmarshal(readFile(t, helmCLI{root: installed}, filepath.Join("requirements", revision+".yaml")), &reqs); err != nil {
 		t.Fatal(err)
 	}
 	out, err = exec.CommandContext(t.Context(), node, filepath.Join(repoRoot(t), ".ci", "conformance-summary.mjs"),
-		real, revision, writeResults(t, verdictsOf(reqs.Server, "pass"))).CombinedOutput()
+		installed, revision, writeResults(t, verdictsOf(reqs.Server, "pass"))).CombinedOutput()
 	if err != nil {
 		t.Errorf("a complete passing run: %v, want a pass:\n%s", err, out)
 	}
