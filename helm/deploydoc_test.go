@@ -50,7 +50,7 @@ var deployClaims = []deployClaim{
 	{opens: "| `mrtr` |", tests: []string{"helm:checkMinimal", "helm:checkHA"}},
 	{opens: "| `redis` |", tests: []string{"helm:checkHA", "helm:checkGatewayTLS"}},
 	{opens: "The config is mounted at `/etc/mcp-gateway/config.yaml`", tests: []string{"helm:checkMounts", "helm:TestChart", "internal/gateway:TestDeployEnvironmentOverridesFile"}},
-	{opens: "The Ingress also routes the gateway's own pages on every host", tests: []string{"helm:checkApproval", "helm:checkUserOAuth"}},
+	{opens: "The Ingress also routes the gateway's own paths on every host", tests: []string{"helm:TestIngressRoutesTheGatewaysPaths", "helm:checkApproval", "helm:checkUserOAuth"}},
 	{opens: "The pods run as user 65532 with a read-only root filesystem", tests: []string{"helm:checkSecurity"}},
 	{opens: "**Memory.** The chart sets `GOMEMLIMIT`", tests: []string{"helm:TestGoMemLimit"}},
 	{opens: "**No session affinity.**", tests: []string{"helm:checkService", "helm:checkIngressTLS", "internal/testsupport/replicatest:TestReplicas"}},
