@@ -40,11 +40,7 @@ func TestIngressRoutesTheGatewaysPaths(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			out, err := h.template(t, []string{"minimal.yaml"}, tc.sets...)
-			if err != nil {
-				t.Fatalf("helm template: %v", err)
-			}
-			ing := find[*networkingv1.Ingress](t, decodeAll(t, out), fullname)
+			ing := find[*networkingv1.Ingress](t, h.renderMinimal(t, tc.sets...), fullname)
 			if len(ing.Spec.Rules) != 1 {
 				t.Fatalf("%d rules, want 1", len(ing.Spec.Rules))
 			}

@@ -28,11 +28,7 @@ func TestEgressReachesTheInChartRedis(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			sets := append([]string{"redis.internal.enabled=true", "networkPolicy.enabled=true"}, tc.sets...)
-			out, err := h.template(t, []string{"minimal.yaml"}, sets...)
-			if err != nil {
-				t.Fatalf("helm template: %v", err)
-			}
-			m := decodeAll(t, out)
+			m := h.renderMinimal(t, sets...)
 			np := find[*networkingv1.NetworkPolicy](t, m, fullname)
 			restricted := false
 			for _, pt := range np.Spec.PolicyTypes {

@@ -33,11 +33,7 @@ func TestDisruptionBudgetRendered(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			out, err := h.template(t, []string{"minimal.yaml"}, tc.sets...)
-			if err != nil {
-				t.Fatalf("helm template: %v", err)
-			}
-			m := decodeAll(t, out)
+			m := h.renderMinimal(t, tc.sets...)
 			if tc.want == nil {
 				if n := count[*policyv1.PodDisruptionBudget](m); n != 0 {
 					t.Fatalf("%d PodDisruptionBudgets rendered, want none", n)
