@@ -122,6 +122,13 @@ func testUnsafe(t *testing.T, h helmCLI) {
 		// Kubernetes refuses a liveness or startup probe whose successThreshold is not 1.
 		{"liveness success threshold", minimal, []string{"probes.liveness.successThreshold=2"}, "/probes/liveness/successThreshold"},
 		{"startup success threshold", minimal, []string{"probes.startup.successThreshold=3"}, "/probes/startup/successThreshold"},
+		// A file of the chart's Secret named as an entry the chart writes itself: the Secret
+		// would hold the name twice, one value overriding the other (the admin token or a key
+		// past the length check) or the install failing.
+		{"file named admin-token", minimal, []string{"secrets.files.admin-token=short"}, "secrets.files.admin-token: the chart writes that entry itself"},
+		{"file named as a key", minimal, []string{"secrets.files.mrtr-k1=short"}, "secrets.files.mrtr-k1: the chart writes that entry itself"},
+		{"file named as a future key", minimal, []string{"secrets.files.mrtr-k9=x"}, "secrets.files.mrtr-k9: the chart writes that entry itself"},
+		{"file named redis-password", minimal, []string{"redis.url=redis://r:6379", "redis.password=p", "secrets.files.redis-password=q"}, "secrets.files.redis-password: the chart writes that entry itself"},
 		{"typo at the top", minimal, []string{"replicaCont=2"}, "replicaCont"},
 		{"typo in config", minimal, []string{"config.sever.path=/x"}, "sever"},
 		{"typo in a section", minimal, []string{"ingress.hots[0].host=x"}, "hots"},

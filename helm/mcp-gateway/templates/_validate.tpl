@@ -115,6 +115,11 @@ says what to change.
 {{- if and $existing (or (gt $withValue 0) .Values.secrets.files) }}
 {{- $errs = append $errs "with secrets.existingSecret the chart creates no Secret: move mrtr.keys[].secret and secrets.files into that Secret" }}
 {{- end }}
+{{- range $name, $_ := .Values.secrets.files }}
+{{- if or (has $name (list "admin-token" "redis-password")) (hasPrefix "mrtr-" $name) }}
+{{- $errs = append $errs (printf "secrets.files.%s: the chart writes that entry itself (admin-token from adminToken, redis-password from redis.password, mrtr-<id> from mrtr.keys): name the file otherwise" $name) }}
+{{- end }}
+{{- end }}
 {{- if and $existing .Values.redis.password }}
 {{- $errs = append $errs "with secrets.existingSecret put the Redis password into a Secret and set redis.existingSecret instead of redis.password" }}
 {{- end }}
