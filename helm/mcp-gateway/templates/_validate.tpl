@@ -26,6 +26,7 @@ says what to change.
 {{- $errs = concat $errs (include "mcp-gateway.validateManaged" . | fromYamlArray) }}
 {{- $errs = concat $errs (include "mcp-gateway.validatePins" . | fromYamlArray) }}
 {{- $errs = concat $errs (include "mcp-gateway.validatePDB" . | fromYamlArray) }}
+{{- $errs = concat $errs (include "mcp-gateway.validateVolumes" . | fromYamlArray) }}
 {{- with .Values.metrics.serviceMonitor }}
 {{- if and .enabled .interval .scrapeTimeout (gt (include "mcp-gateway.durationMs" .scrapeTimeout | int64) (include "mcp-gateway.durationMs" .interval | int64)) }}
 {{- $errs = append $errs (printf "metrics.serviceMonitor.scrapeTimeout %s is longer than metrics.serviceMonitor.interval %s, which Prometheus refuses (the gateway would not be scraped): shorten the timeout or lengthen the interval" .scrapeTimeout .interval) }}
@@ -239,4 +240,42 @@ syntax): the sum of its parts.
 {{- $ms = add $ms (mul (trimSuffix $unit . | int64) (get $units $unit)) }}
 {{- end }}
 {{- $ms }}
+{{- end }}
+
+{{/*
+Problems with extraVolumes and extraVolumeMounts, as a YAML list of messages: a volume named as
+one of the chart's, or a mount where the chart mounts (the API server refuses a pod with either
+twice) or inside its read-only secrets or TLS volume (the container would not start).
+*/}}
+{{- define "mcp-gateway.validateVolumes" -}}
+{{- $errs := list }}
+{{- $names := list "config" "secrets" "tmp" }}
+{{- $files := list "/etc/mcp-gateway/config.yaml" "/tmp" }}
+{{- $dirs := list (include "mcp-gateway.secretsDir" .) }}
+{{- if .Values.tls.enabled }}
+{{- $names = append $names "tls" }}
+{{- $dirs = append $dirs (include "mcp-gateway.tlsDir" .) }}
+{{- end }}
+{{- if .Values.pins.lockFile }}
+{{- $files = append $files "/etc/mcp-gateway/pins.yaml" }}
+{{- end }}
+{{- range .Values.extraVolumes }}
+{{- if has (toString .name) $names }}
+{{- $errs = append $errs (printf "extraVolumes: %s is the name of a volume of the chart (%s): name yours otherwise" .name (join ", " $names)) }}
+{{- end }}
+{{- end }}
+{{- range .Values.extraVolumeMounts }}
+{{- $path := toString .mountPath }}
+{{- $clean := trimSuffix "/" $path }}
+{{- $taken := has $clean $files }}
+{{- range $dirs }}
+{{- if or (eq $clean .) (hasPrefix (printf "%s/" .) $clean) }}
+{{- $taken = true }}
+{{- end }}
+{{- end }}
+{{- if $taken }}
+{{- $errs = append $errs (printf "extraVolumeMounts: %s is where the chart mounts its own volumes (%s) or inside one it mounts read-only (%s): mount yours elsewhere, and give secret files through secrets.files or secrets.existingSecret" $path (join ", " $files) (join ", " $dirs)) }}
+{{- end }}
+{{- end }}
+{{- toYaml $errs }}
 {{- end }}
