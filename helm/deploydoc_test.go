@@ -122,6 +122,7 @@ var deployClaims = []deployClaim{
 	{opens: "- no MRTR key has a secret", tests: []string{"helm:TestChart"}},
 	{opens: "- `secrets.existingSecret` is combined with secrets in values", tests: []string{"helm:TestChart"}},
 	{opens: "- `extraVolumes` names a volume as the chart's own", tests: []string{"helm:TestExtraVolumes"}},
+	{opens: "- `podLabels` sets a label the chart selects its pods by", tests: []string{"helm:TestChart"}},
 	{opens: "- a file of `secrets.files` is named as an entry the chart writes", tests: []string{"helm:TestChart"}},
 	{opens: "- both `redis.url` and `redis.internal.enabled`", tests: []string{"helm:TestChart"}},
 	{opens: "- `config` sets a key the chart manages", tests: []string{"helm:TestChart"}},

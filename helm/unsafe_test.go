@@ -129,6 +129,10 @@ func testUnsafe(t *testing.T, h helmCLI) {
 		{"file named as a key", minimal, []string{"secrets.files.mrtr-k1=short"}, "secrets.files.mrtr-k1: the chart writes that entry itself"},
 		{"file named as a future key", minimal, []string{"secrets.files.mrtr-k9=x"}, "secrets.files.mrtr-k9: the chart writes that entry itself"},
 		{"file named redis-password", minimal, []string{"redis.url=redis://r:6379", "redis.password=p", "secrets.files.redis-password=q"}, "secrets.files.redis-password: the chart writes that entry itself"},
+		// A pod label that replaces a selector label leaves the Deployment selecting no pod of
+		// its own template, which the API server refuses (and a Service nothing).
+		{"pod label over the component", minimal, []string{"podLabels.app\\.kubernetes\\.io/component=api"}, "podLabels.app.kubernetes.io/component: the chart selects its pods by that label"},
+		{"pod label over the instance", minimal, []string{"podLabels.app\\.kubernetes\\.io/instance=x"}, "podLabels.app.kubernetes.io/instance: the chart selects its pods by that label"},
 		{"typo at the top", minimal, []string{"replicaCont=2"}, "replicaCont"},
 		{"typo in config", minimal, []string{"config.sever.path=/x"}, "sever"},
 		{"typo in a section", minimal, []string{"ingress.hots[0].host=x"}, "hots"},

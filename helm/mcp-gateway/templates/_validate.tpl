@@ -67,6 +67,12 @@ says what to change.
 {{- if and .Values.networkPolicy.enabled (kindIs "slice" .Values.networkPolicy.egress) (not .Values.networkPolicy.egress) }}
 {{- $errs = append $errs "networkPolicy.egress is an empty list, a policy that denies every connection the gateway makes (DNS, the token issuers, the backends, Redis): leave it null for no restriction, or list the rules" }}
 {{- end }}
+{{- $selector := include "mcp-gateway.selectorLabels" . | fromYaml }}
+{{- range $key, $_ := .Values.podLabels }}
+{{- if hasKey $selector $key }}
+{{- $errs = append $errs (printf "podLabels.%s: the chart selects its pods by that label (the Deployment, Service, PodDisruptionBudget and NetworkPolicy would select none): leave it to the chart" $key) }}
+{{- end }}
+{{- end }}
 {{- if and .Values.tls.enabled (not .Values.tls.secretName) }}
 {{- $errs = append $errs "tls.enabled needs tls.secretName (a kubernetes.io/tls Secret)" }}
 {{- end }}
