@@ -8,11 +8,11 @@ import (
 )
 
 // TestIngressRoutesTheGatewaysPaths: whatever paths a host lists for the gateway, the Ingress
-// routes every path the gateway serves clients on that host to its mcp port: the MCP endpoint and
-// the tool sets (their Server Cards too), the OAuth protected resource metadata a client reads
-// after its first 401 (path and root forms), and the AI Catalog when served. A host listing only
-// "/mcp" left the metadata to the Ingress's default backend, and clients could not discover how
-// to sign in.
+// routes there the OAuth protected resource metadata (path and root forms), which a client reads
+// after its first 401 to learn where to sign in: a host listing only "/mcp" left it to the
+// Ingress's default backend, and no client could connect. The endpoints are the host's own
+// choice: one listing a tool set alone does not get the default endpoint added. With
+// authentication off nothing is added.
 func TestIngressRoutesTheGatewaysPaths(t *testing.T) {
 	h := newHelm(t)
 	host := func(path, pathType string) []string {
@@ -20,22 +20,22 @@ func TestIngressRoutesTheGatewaysPaths(t *testing.T) {
 			"ingress.hosts[0].paths[0].path=" + path, "ingress.hosts[0].paths[0].pathType=" + pathType}
 	}
 	prm := []string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"}
-	toolsets := []string{"config.toolsets[0].name=ro", "config.toolsets[0].include[0].upstream=github",
-		"config.toolsets[1].name=ops", "config.toolsets[1].path=/tools/ops", "config.toolsets[1].include[0].upstream=github"}
+	toolset := []string{"config.toolsets[0].name=ro", "config.toolsets[0].include[0].upstream=github"}
+	noAuth := []string{"config.auth.disabled=true", "extraArgs={--force}"}
 	cases := []struct {
 		name        string
 		sets        []string
 		routed      []string
 		notRouted   []string
-		wantOnlyOne bool // the host's own path alone: it covers everything
+		wantOnlyOne bool // the host's own path alone
 	}{
 		{"root", host("/", "Prefix"), append([]string{"/mcp"}, prm...), nil, true},
-		{"the endpoint alone", host("/mcp", "Prefix"), append([]string{"/mcp"}, prm...), []string{"/other"}, false},
-		{"the endpoint, exactly", append(host("/mcp", "Exact"), toolsets...),
-			append([]string{"/mcp", "/mcp/ro", "/tools/ops"}, prm...), nil, false},
-		{"a longer name is no prefix", host("/mc", "Prefix"), append([]string{"/mcp"}, prm...), nil, false},
-		{"cards and the catalog", append(host("/mcp", "Prefix"), "config.server.serverCard.enabled=true", "config.server.serverCard.aiCatalog=true"),
-			[]string{"/mcp/server-card", "/.well-known/ai-catalog.json"}, nil, false},
+		{"the endpoint alone", host("/mcp", "Prefix"), append([]string{"/mcp", "/mcp/ro"}, prm...), []string{"/other"}, false},
+		{"the endpoint, exactly", host("/mcp", "Exact"), append([]string{"/mcp"}, prm...), []string{"/mcp/x"}, false},
+		{"a tool set alone", append(host("/mcp/ro", "Prefix"), toolset...),
+			append([]string{"/mcp/ro", "/.well-known/oauth-protected-resource/mcp/ro"}, prm...), []string{"/mcp"}, false},
+		{"a longer name is no prefix", host("/.well", "Prefix"), prm, nil, false},
+		{"without authentication", append(host("/mcp", "Prefix"), noAuth...), []string{"/mcp"}, prm, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
