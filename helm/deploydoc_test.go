@@ -69,7 +69,7 @@ var deployClaims = []deployClaim{
 	{opens: "| Envoy, Istio or Traefik |", note: "what each proxy writes; the gateway's part is the paragraph above"},
 	{opens: "| A TCP (layer 4) load balancer straight to the pods |", note: "what each proxy writes; the gateway's part is the paragraph above"},
 	{opens: "IPv6 clients are counted by their `server.clientIPv6Prefix`", tests: []string{"internal/clientaddr:TestKeyGroupsIPv6ByPrefix", "internal/clientaddr:TestLimiterBoundedLRU", "internal/gateway:TestPerClientBoundsBehindProxy", "mcphttp:TestAccessLogClientAddress"}},
-	{opens: "**Draining.** On termination Kubernetes runs the preStop hook", tests: []string{"helm:checkDrain", "helm:checkCommon", "helm:checkMinimal", "internal/testsupport/replicatest:TestReplicas", "internal/gateway:TestShutdownDrains", "internal/gateway:TestShutdownAnswersCutCalls", "internal/gateway:TestListensEndAtOnce", "internal/gateway:TestSIGTERMDrainHandsOver"}},
+	{opens: "**Draining.** On termination Kubernetes runs the preStop hook", tests: []string{"helm:checkDrain", "helm:TestPreStopSleep", "helm:checkCommon", "helm:checkMinimal", "internal/testsupport/replicatest:TestReplicas", "internal/gateway:TestShutdownDrains", "internal/gateway:TestShutdownAnswersCutCalls", "internal/gateway:TestListensEndAtOnce", "internal/gateway:TestSIGTERMDrainHandsOver"}},
 	{opens: "**At the Ingress (usual).**", tests: []string{"helm:checkIngressTLS", "helm:checkHA"}},
 	{opens: "**At the gateway.** For end-to-end TLS", tests: []string{"helm:checkGatewayTLS", "internal/gateway:TestHTTPSCertificateRotation"}},
 	{opens: "Either way `config.server.publicURL` must be the exact HTTPS URL", tests: []string{"internal/gateway:TestAttackTable"}},
