@@ -118,6 +118,7 @@ func testUnsafe(t *testing.T, h helmCLI) {
 		{"pdb lets none go", minimal, []string{"podDisruptionBudget.maxUnavailable=0"}, "podDisruptionBudget lets no pod"},
 		{"pdb lets 0% go", minimal, []string{"podDisruptionBudget.maxUnavailable=0%"}, "podDisruptionBudget lets no pod"},
 		{"pdb count as a string", minimal, []string{"podDisruptionBudget.maxUnavailable=one"}, "podDisruptionBudget.maxUnavailable"},
+		{"pdb share over 100%", minimal, []string{"podDisruptionBudget.maxUnavailable=150%"}, "podDisruptionBudget.maxUnavailable \"150%\": a percentage is at most 100%"},
 		{"pdb minimum as a string", minimal, []string{"redis.url=redis://r:6379", "replicaCount=3", "podDisruptionBudget.minAvailable=2 pods"}, "podDisruptionBudget.minAvailable"},
 		// Kubernetes refuses a liveness or startup probe whose successThreshold is not 1.
 		{"liveness success threshold", minimal, []string{"probes.liveness.successThreshold=2"}, "/probes/liveness/successThreshold"},

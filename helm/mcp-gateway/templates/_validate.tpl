@@ -220,6 +220,10 @@ minAvailable up, and one of maxUnavailable up too.
 {{- if regexMatch "^[0-9]+%$" $v }}
 {{- $pct := trimSuffix "%" $v | int }}
 {{- $n = div (add (mul $pct $floor) 99) 100 }}
+{{- if gt $pct 100 }}
+{{- $ok = false }}
+{{- $errs = append $errs (printf "podDisruptionBudget.%s %q: a percentage is at most 100%%" $key $v) }}
+{{- end }}
 {{- else }}
 {{- $ok = false }}
 {{- $errs = append $errs (printf "podDisruptionBudget.%s %q: give a number of pods or a percentage such as \"50%%\"" $key $v) }}
