@@ -121,6 +121,7 @@ var deployClaims = []deployClaim{
 	{opens: "- `replicaCount > 1` or `autoscaling.enabled` without Redis;", tests: []string{"helm:TestChart"}},
 	{opens: "- no MRTR key has a secret", tests: []string{"helm:TestChart"}},
 	{opens: "- `secrets.existingSecret` is combined with secrets in values", tests: []string{"helm:TestChart"}},
+	{opens: "- a CPU or memory request in `resources`", tests: []string{"helm:TestChart"}},
 	{opens: "- `extraVolumes` names a volume as the chart's own", tests: []string{"helm:TestExtraVolumes"}},
 	{opens: "- `podLabels` sets a label the chart selects its pods by", tests: []string{"helm:TestChart"}},
 	{opens: "- a file of `secrets.files` is named as an entry the chart writes", tests: []string{"helm:TestChart"}},

@@ -134,6 +134,13 @@ func testUnsafe(t *testing.T, h helmCLI) {
 		// its own template, which the API server refuses (and a Service nothing).
 		{"pod label over the component", minimal, []string{"podLabels.app\\.kubernetes\\.io/component=api"}, "podLabels.app.kubernetes.io/component: the chart selects its pods by that label"},
 		{"pod label over the instance", minimal, []string{"podLabels.app\\.kubernetes\\.io/instance=x"}, "podLabels.app.kubernetes.io/instance: the chart selects its pods by that label"},
+		// A request above its limit, which the API server refuses: the memory request raised
+		// without the chart's default limit, a CPU request over a CPU limit, the in-chart Redis's.
+		{"memory request over the default limit", minimal, []string{"resources.requests.memory=512Mi"}, "resources.requests.memory 512Mi is more than resources.limits.memory 256Mi"},
+		{"memory request over the limit, other units", minimal, []string{"resources.requests.memory=1G", "resources.limits.memory=900Mi"}, "resources.requests.memory 1G is more than resources.limits.memory 900Mi"},
+		{"cpu request over the limit", minimal, []string{"resources.requests.cpu=1.5", "resources.limits.cpu=1"}, "resources.requests.cpu 1.5 is more than resources.limits.cpu 1"},
+		{"cpu request over the limit in millicores", minimal, []string{"resources.requests.cpu=1", "resources.limits.cpu=500m"}, "resources.requests.cpu 1 is more than resources.limits.cpu 500m"},
+		{"redis memory request over its limit", minimal, []string{"redis.internal.enabled=true", "redis.internal.resources.requests.memory=1Gi"}, "redis.internal.resources.requests.memory 1Gi is more than redis.internal.resources.limits.memory 128Mi"},
 		{"typo at the top", minimal, []string{"replicaCont=2"}, "replicaCont"},
 		{"typo in config", minimal, []string{"config.sever.path=/x"}, "sever"},
 		{"typo in a section", minimal, []string{"ingress.hots[0].host=x"}, "hots"},

@@ -27,6 +27,10 @@ says what to change.
 {{- $errs = concat $errs (include "mcp-gateway.validatePins" . | fromYamlArray) }}
 {{- $errs = concat $errs (include "mcp-gateway.validatePDB" . | fromYamlArray) }}
 {{- $errs = concat $errs (include "mcp-gateway.validateVolumes" . | fromYamlArray) }}
+{{- $errs = concat $errs (include "mcp-gateway.validateRequests" (list "resources" .Values.resources) | fromYamlArray) }}
+{{- if .Values.redis.internal.enabled }}
+{{- $errs = concat $errs (include "mcp-gateway.validateRequests" (list "redis.internal.resources" .Values.redis.internal.resources) | fromYamlArray) }}
+{{- end }}
 {{- with .Values.metrics.serviceMonitor }}
 {{- if and .enabled .interval .scrapeTimeout (gt (include "mcp-gateway.durationMs" .scrapeTimeout | int64) (include "mcp-gateway.durationMs" .interval | int64)) }}
 {{- $errs = append $errs (printf "metrics.serviceMonitor.scrapeTimeout %s is longer than metrics.serviceMonitor.interval %s, which Prometheus refuses (the gateway would not be scraped): shorten the timeout or lengthen the interval" .scrapeTimeout .interval) }}
@@ -288,4 +292,35 @@ twice) or inside its read-only secrets or TLS volume (the container would not st
 {{- end }}
 {{- end }}
 {{- toYaml $errs }}
+{{- end }}
+
+{{/*
+Problems with one resources block, given as (list PATH RESOURCES), as a YAML list of messages: a
+CPU or memory request above its limit, which the API server refuses. A quantity the chart cannot
+read (an exponent) is left to the API server.
+*/}}
+{{- define "mcp-gateway.validateRequests" -}}
+{{- $errs := list }}
+{{- $path := index . 0 }}
+{{- $res := index . 1 | default dict }}
+{{- range $name := list "cpu" "memory" }}
+{{- $req := dig "requests" $name "" $res | toString }}
+{{- $lim := dig "limits" $name "" $res | toString }}
+{{- $r := include "mcp-gateway.milli" $req }}
+{{- $l := include "mcp-gateway.milli" $lim }}
+{{- if and $r $l (gt (float64 $r) (float64 $l)) }}
+{{- $errs = append $errs (printf "%s.requests.%s %s is more than %s.limits.%s %s, which the API server refuses: raise the limit with the request" $path $name $req $path $name $lim) }}
+{{- end }}
+{{- end }}
+{{- toYaml $errs }}
+{{- end }}
+
+{{/* A Kubernetes quantity ("500m", "1.5", "256Mi", "1G") in thousandths of its unit, or nothing. */}}
+{{- define "mcp-gateway.milli" -}}
+{{- $units := dict "m" 1 "" 1000 "k" 1e6 "M" 1e9 "G" 1e12 "T" 1e15 "Ki" 1024e3 "Mi" 1048576e3 "Gi" 1073741824e3 "Ti" 1099511627776e3 }}
+{{- $num := regexFind "^[0-9]+(\\.[0-9]+)?" . }}
+{{- $suffix := trimPrefix $num . }}
+{{- if and $num (hasKey $units $suffix) }}
+{{- mulf (float64 $num) (get $units $suffix) | printf "%.0f" }}
+{{- end }}
 {{- end }}
