@@ -28,6 +28,8 @@ func TestNotes(t *testing.T) {
 		{name: "TLS at the gateway", sets: []string{"tls.enabled=true", "tls.secretName=mcp-tls"},
 			want:    []string{"then https://127.0.0.1:8080/mcp"},
 			wantNot: []string{"http://127.0.0.1:8080"}},
+		{name: "no server settings", sets: []string{"config.server=null", "config.auth.disabled=true", "extraArgs={--force}"},
+			want: []string{"then http://127.0.0.1:8080/mcp\n", "WARNING: auth.disabled is true"}},
 		{name: "other ports and path", sets: []string{"service.port=8443", "service.adminPort=9443", "config.server.path=/tools"},
 			want: []string{"port-forward svc/" + fullname + " 8080:8443\n", "then http://127.0.0.1:8080/tools\n", " 9090:9443\n"}},
 	}
