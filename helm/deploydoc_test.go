@@ -136,6 +136,7 @@ var deployClaims = []deployClaim{
 	{opens: "- `metrics.serviceMonitor.interval` or `scrapeTimeout` is not a duration", tests: []string{"helm:TestServiceMonitorDurations"}},
 	{opens: "- `networkPolicy.egress` is an empty list", tests: []string{"helm:TestEgressDeniedWholeRefused", "helm:TestEgressReachesTheInChartRedis"}},
 	{opens: "- the PodDisruptionBudget lets no pod be evicted", tests: []string{"helm:TestChart", "helm:TestDisruptionBudgetRendered"}},
+	{opens: "- a liveness or startup probe's `successThreshold` is not 1", tests: []string{"helm:TestChart"}},
 	{opens: "- `containerPorts.mcp` equals `containerPorts.admin`", tests: []string{"helm:TestChart"}},
 	{opens: "- the name the resources take (the release name followed by the chart's", tests: []string{"helm:TestResourceNames"}},
 	{opens: "- any key of the values is misspelt", tests: []string{"helm:TestValuesTyposRefused", "helm:TestChart"}},
