@@ -5,7 +5,9 @@
 #                   tagged and versioned with its appVersion (see the Makefile)
 # The binary is built by .ci/build-static, the script helm/image_test.go runs outside Docker.
 
-ARG GO_VERSION=1.26
+# The Go release go.mod requires, to the patch release: the golang images set GOTOOLCHAIN=local,
+# so an older builder refuses go.mod, and "golang:1.26" alone is whichever 1.26.x was pulled last.
+ARG GO_VERSION=1.26.8
 
 # The builder runs on the build machine's platform and cross-compiles, which is fast and needs
 # no emulation because the build is pure Go (CGO_ENABLED=0).

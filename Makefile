@@ -30,7 +30,7 @@ export PATH := $(PATH):/usr/sbin:/sbin
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 
-.PHONY: test setup vet govet lint lint-tidy lint-imports lint-staticcheck unit fuzz ci-gateway suites conformance conformance-legacy interop conformance-direct demo build image
+.PHONY: test setup vet govet lint lint-gofmt lint-tidy lint-imports lint-staticcheck unit fuzz ci-gateway suites conformance conformance-legacy interop conformance-direct demo build image
 
 test: setup vet unit fuzz suites
 

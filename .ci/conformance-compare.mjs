@@ -5,7 +5,9 @@
 // usage: node conformance-compare.mjs SUITE_DIR REVISION DIRECT_RESULTS GATEWAY_RESULTS [LABEL [REF_LABEL]]
 // LABEL names the gateway leg in the output (default "gateway"), REF_LABEL the direct run
 // (default "direct").
-// Exit status: 0 when every scenario that passes directly passes through the gateway.
+// Exit status: 0 when every scenario that passes directly passes through the gateway, and the
+// direct run has a result for every scenario: without one there is nothing to compare, and a
+// reference run that did not happen (or ran part of the set) would pass the gate vacuously.
 import { createRequire } from 'node:module';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -52,6 +54,11 @@ for (const s of scenarios) {
 console.log(`conformance ${revision} (${scenarios.length} required server scenarios): ` +
   `${refLabel}: ${count(direct)}; ${label}: ${count(gateway)}`);
 if (gained.length > 0) console.log(`passing only through the ${label}: ${gained.join(', ')}`);
+const unrun = scenarios.filter((s) => direct.get(s) === 'missing');
+if (scenarios.length === 0 || unrun.length > 0) {
+  console.log(`FAIL: the ${refLabel} run has no result for ${unrun.length > 0 ? unrun.join(', ') : `any scenario (${revision} lists none)`}: nothing to compare the ${label} with`);
+  process.exit(1);
+}
 if (lost.length > 0) {
   console.log(`FAIL: passing directly but not through the ${label}: ${lost.join(', ')}`);
   process.exit(1);

@@ -6,7 +6,7 @@
 //
 // usage: node conformance-summary.mjs SUITE_DIR REVISION RESULTS_DIR [EXTRA...]
 // EXTRA names scenarios to gate on as well (e.g. pending header validation).
-// Exit status: 0 when every gated scenario ran and has no FAILURE check.
+// Exit status: 0 when there is a gated scenario, and every one ran and has no FAILURE check.
 import { createRequire } from 'node:module';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -19,6 +19,11 @@ const reqs = YAML.parse(
   readFileSync(join(suiteDir, 'requirements', `${revision}.yaml`), 'utf8')
 );
 const gated = [...new Set([...(reqs.server ?? []), ...extra])];
+// Nothing to gate on means the requirements were not read as meant: a pass would check nothing.
+if (gated.length === 0) {
+  console.log(`FAIL: ${revision} lists no required server scenario and none was added to gate on`);
+  process.exit(1);
+}
 const dirs = readdirSync(resultsDir);
 
 // Result folders are named server-<scenario>-<ISO timestamp>; a scenario name

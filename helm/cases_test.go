@@ -240,8 +240,11 @@ func checkGatewayTLS(t *testing.T, m manifests, cfg gatewayConfig) {
 	if a := find[*networkingv1.Ingress](t, m, fullname).Annotations; a["nginx.ingress.kubernetes.io/backend-protocol"] != "HTTPS" {
 		t.Error("Ingress must talk HTTPS to a TLS-terminating gateway")
 	}
-	if args := gatewayContainer(t, spec).Args; !slices.Equal(args[3:], []string{"--force"}) {
+	if args := gatewayContainer(t, spec).Args; !slices.Equal(args[3:], []string{"--force", "--log-level", "warn"}) {
 		t.Errorf("args = %q, want extraArgs appended", args)
+	}
+	if env := gatewayContainer(t, spec).Env; !slices.ContainsFunc(env, func(e corev1.EnvVar) bool { return e.Name == "MCPGW_LOG_FORMAT" && e.Value == "text" }) {
+		t.Errorf("env = %+v, want extraEnv's MCPGW_LOG_FORMAT", env)
 	}
 	if n := count[*corev1.Secret](m); n != 0 {
 		t.Errorf("%d Secrets rendered with secrets.existingSecret", n)

@@ -50,7 +50,7 @@ var deployClaims = []deployClaim{
 	{opens: "| `mrtr` |", tests: []string{"helm:checkMinimal", "helm:checkHA"}},
 	{opens: "| `redis` |", tests: []string{"helm:checkHA", "helm:checkGatewayTLS"}},
 	{opens: "The config is mounted at `/etc/mcp-gateway/config.yaml`", tests: []string{"helm:checkMounts", "helm:TestChart", "internal/gateway:TestDeployEnvironmentOverridesFile"}},
-	{opens: "The Ingress also routes the gateway's own pages on every host", tests: []string{"helm:checkApproval", "helm:checkUserOAuth"}},
+	{opens: "The Ingress also routes the gateway's own paths on every host", tests: []string{"helm:TestIngressRoutesTheGatewaysPaths", "helm:checkApproval", "helm:checkUserOAuth"}},
 	{opens: "The pods run as user 65532 with a read-only root filesystem", tests: []string{"helm:checkSecurity"}},
 	{opens: "**Memory.** The chart sets `GOMEMLIMIT`", tests: []string{"helm:TestGoMemLimit"}},
 	{opens: "**No session affinity.**", tests: []string{"helm:checkService", "helm:checkIngressTLS", "internal/testsupport/replicatest:TestReplicas"}},
@@ -69,7 +69,7 @@ var deployClaims = []deployClaim{
 	{opens: "| Envoy, Istio or Traefik |", note: "what each proxy writes; the gateway's part is the paragraph above"},
 	{opens: "| A TCP (layer 4) load balancer straight to the pods |", note: "what each proxy writes; the gateway's part is the paragraph above"},
 	{opens: "IPv6 clients are counted by their `server.clientIPv6Prefix`", tests: []string{"internal/clientaddr:TestKeyGroupsIPv6ByPrefix", "internal/clientaddr:TestLimiterBoundedLRU", "internal/gateway:TestPerClientBoundsBehindProxy", "mcphttp:TestAccessLogClientAddress"}},
-	{opens: "**Draining.** On termination Kubernetes runs the preStop hook", tests: []string{"helm:checkDrain", "helm:checkCommon", "helm:checkMinimal", "internal/testsupport/replicatest:TestReplicas", "internal/gateway:TestShutdownDrains", "internal/gateway:TestShutdownAnswersCutCalls", "internal/gateway:TestListensEndAtOnce", "internal/gateway:TestSIGTERMDrainHandsOver"}},
+	{opens: "**Draining.** On termination Kubernetes runs the preStop hook", tests: []string{"helm:checkDrain", "helm:TestPreStopSleep", "helm:checkCommon", "helm:checkMinimal", "internal/testsupport/replicatest:TestReplicas", "internal/gateway:TestShutdownDrains", "internal/gateway:TestShutdownAnswersCutCalls", "internal/gateway:TestListensEndAtOnce", "internal/gateway:TestSIGTERMDrainHandsOver"}},
 	{opens: "**At the Ingress (usual).**", tests: []string{"helm:checkIngressTLS", "helm:checkHA"}},
 	{opens: "**At the gateway.** For end-to-end TLS", tests: []string{"helm:checkGatewayTLS", "internal/gateway:TestHTTPSCertificateRotation"}},
 	{opens: "Either way `config.server.publicURL` must be the exact HTTPS URL", tests: []string{"internal/gateway:TestAttackTable"}},
@@ -121,6 +121,10 @@ var deployClaims = []deployClaim{
 	{opens: "- `replicaCount > 1` or `autoscaling.enabled` without Redis;", tests: []string{"helm:TestChart"}},
 	{opens: "- no MRTR key has a secret", tests: []string{"helm:TestChart"}},
 	{opens: "- `secrets.existingSecret` is combined with secrets in values", tests: []string{"helm:TestChart"}},
+	{opens: "- a CPU or memory request in `resources`", tests: []string{"helm:TestChart"}},
+	{opens: "- `extraVolumes` names a volume as the chart's own", tests: []string{"helm:TestExtraVolumes"}},
+	{opens: "- `podLabels` sets a label the chart selects its pods by", tests: []string{"helm:TestChart"}},
+	{opens: "- a file of `secrets.files` is named as an entry the chart writes", tests: []string{"helm:TestChart"}},
 	{opens: "- both `redis.url` and `redis.internal.enabled`", tests: []string{"helm:TestChart"}},
 	{opens: "- `config` sets a key the chart manages", tests: []string{"helm:TestChart"}},
 	{opens: "- no `adminToken` and no `secrets.existingSecret`", tests: []string{"helm:TestChart"}},
@@ -129,7 +133,12 @@ var deployClaims = []deployClaim{
 	{opens: "- `tls.enabled` without `tls.secretName`", tests: []string{"helm:TestChart"}},
 	{opens: "- no backend in `config.upstreams`", tests: []string{"helm:TestChart"}},
 	{opens: "- `pins.lockFile` is not YAML, or has no section for a backend pinned from it", tests: []string{"helm:TestChart"}},
+	{opens: "- `metrics.serviceMonitor.interval` or `scrapeTimeout` is not a duration", tests: []string{"helm:TestServiceMonitorDurations"}},
+	{opens: "- `networkPolicy.egress` is an empty list", tests: []string{"helm:TestEgressDeniedWholeRefused", "helm:TestEgressReachesTheInChartRedis"}},
+	{opens: "- the PodDisruptionBudget lets no pod be evicted", tests: []string{"helm:TestChart", "helm:TestDisruptionBudgetRendered"}},
+	{opens: "- a liveness or startup probe's `successThreshold` is not 1", tests: []string{"helm:TestChart"}},
 	{opens: "- `containerPorts.mcp` equals `containerPorts.admin`", tests: []string{"helm:TestChart"}},
+	{opens: "- the name the resources take (the release name followed by the chart's", tests: []string{"helm:TestResourceNames"}},
 	{opens: "- any key of the values is misspelt", tests: []string{"helm:TestValuesTyposRefused", "helm:TestChart"}},
 	{opens: "- `config.server.publicURL` is not an http(s) URL", tests: []string{"helm:TestChart", "internal/gateway:TestPublishedURLsCarryNoUserInfo"}},
 	{opens: "- a setting that takes one of a few words", tests: []string{"helm:TestChart", "helm:TestValuesSchemaMatchesTypes"}},
@@ -315,4 +324,39 @@ func yamlBlocks(doc string) []string {
 		}
 	}
 	return out
+}
+
+// TestDeployDocCommands: the objects docs/deploy.md's kubectl commands name (deployment/NAME,
+// svc/NAME) are the ones the chart renders for the release and namespace its helm command
+// installs.
+func TestDeployDocCommands(t *testing.T) {
+	h := newHelm(t)
+	doc := string(readFile(t, h, deployDoc))
+	install := regexp.MustCompile(`helm upgrade --install (\S+) \./` + chartDir + ` -n (\S+)`).FindStringSubmatch(doc)
+	if install == nil {
+		t.Fatalf("%s has no `helm upgrade --install NAME ./%s -n NAMESPACE`", deployDoc, chartDir)
+	}
+	out, err := h.run(t, "template", install[1], chartDir, "--namespace", install[2],
+		"--values", filepath.Join("helm", "testdata", "minimal.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := decodeAll(t, out)
+	refs := regexp.MustCompile("`kubectl ([^`]*\\b(?:deployment|svc)/[^`]*)`").FindAllStringSubmatch(doc, -1)
+	if len(refs) == 0 {
+		t.Fatalf("%s has no kubectl command naming a deployment/ or svc/", deployDoc)
+	}
+	for _, r := range refs {
+		obj := regexp.MustCompile(`\b(deployment|svc)/(\S+)`).FindStringSubmatch(r[1])
+		ns := regexp.MustCompile(`-n (\S+)`).FindStringSubmatch(r[1])
+		if ns == nil || ns[1] != install[2] {
+			t.Errorf("`kubectl %s`: want -n %s, the namespace the doc installs into", r[1], install[2])
+		}
+		switch obj[1] {
+		case "deployment":
+			find[*appsv1.Deployment](t, m, obj[2])
+		case "svc":
+			find[*corev1.Service](t, m, obj[2])
+		}
+	}
 }

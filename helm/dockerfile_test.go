@@ -46,7 +46,7 @@ func parseDockerfile(t *testing.T, src []byte) []instruction {
 }
 
 // TestDockerfile reads the Dockerfile (there is no Docker engine in CI) and checks it against
-// go.mod and the chart: same Go release, same build script, cached module layer, distroless
+// go.mod and the chart: the Go release go.mod requires, same build script, cached module layer, distroless
 // nonroot runtime, and the ports, user and command the Deployment relies on.
 func TestDockerfile(t *testing.T) {
 	h := newHelm(t)
@@ -56,16 +56,23 @@ func TestDockerfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	dep := find[*appsv1.Deployment](t, decodeAll(t, out), fullname)
-	checkBuildStage(t, ins, goRelease(t, readFile(t, h, "go.mod")))
+	checkBuildStage(t, ins, goToolchain(t, readFile(t, h, "go.mod")))
 	checkRuntimeStage(t, ins, dep.Spec.Template.Spec)
 }
 
-// goRelease returns "1.26" for "go 1.26.8".
-func goRelease(t *testing.T, gomod []byte) string {
+// goToolchain returns the Go release go.mod requires to build: its toolchain directive's
+// ("toolchain go1.26.9" gives "1.26.9"), else its go directive's ("go 1.26.8" gives "1.26.8").
+// The golang images set GOTOOLCHAIN=local, so a builder older than that refuses to build, and
+// the tag of a minor release alone ("golang:1.26") is whichever patch release the machine
+// pulled last.
+func goToolchain(t *testing.T, gomod []byte) string {
 	t.Helper()
-	m := regexp.MustCompile(`(?m)^go (\d+\.\d+)`).FindSubmatch(gomod)
+	if m := regexp.MustCompile(`(?m)^toolchain go(\d+\.\d+\.\d+)\s*$`).FindSubmatch(gomod); m != nil {
+		return string(m[1])
+	}
+	m := regexp.MustCompile(`(?m)^go (\d+\.\d+\.\d+)\s*$`).FindSubmatch(gomod)
 	if m == nil {
-		t.Fatal("no go directive in go.mod")
+		t.Fatal("no go directive naming a patch release (go 1.N.P) in go.mod")
 	}
 	return string(m[1])
 }
@@ -74,7 +81,7 @@ func checkBuildStage(t *testing.T, ins []instruction, goVersion string) {
 	t.Helper()
 	idx := func(pred func(instruction) bool) int { return slices.IndexFunc(ins, pred) }
 	if i := idx(func(in instruction) bool { return in.cmd == "ARG" && in.args == "GO_VERSION="+goVersion }); i < 0 {
-		t.Errorf("want ARG GO_VERSION=%s, the release go.mod names", goVersion)
+		t.Errorf("want ARG GO_VERSION=%s, the Go release go.mod requires", goVersion)
 	}
 	if i := idx(func(in instruction) bool {
 		return in.cmd == "FROM" && strings.Contains(in.args, "golang:${GO_VERSION}") && strings.HasSuffix(in.args, "AS build")

@@ -121,6 +121,17 @@ func (h helmCLI) template(t *testing.T, valuesFiles []string, sets ...string) ([
 	return h.run(t, args...)
 }
 
+// renderMinimal renders the chart over minimal.yaml and the --set pairs and decodes it, failing
+// the test when helm refuses.
+func (h helmCLI) renderMinimal(t *testing.T, sets ...string) manifests {
+	t.Helper()
+	out, err := h.template(t, []string{"minimal.yaml"}, sets...)
+	if err != nil {
+		t.Fatalf("helm template: %v", err)
+	}
+	return decodeAll(t, out)
+}
+
 // lint runs helm lint --strict with one values file.
 func (h helmCLI) lint(t *testing.T, valuesFile string) ([]byte, error) {
 	t.Helper()

@@ -17,6 +17,15 @@
 {{- end }}
 {{- end }}
 
+{{/*
+Name of the in-chart Redis's Deployment, Service and NetworkPolicy: the full name cut so that
+with "-redis" it stays within the 63 characters of a Service name, which is also the host name
+the gateway dials.
+*/}}
+{{- define "mcp-gateway.redisName" -}}
+{{- printf "%s-redis" (include "mcp-gateway.fullname" . | trunc 57 | trimSuffix "-") }}
+{{- end }}
+
 {{/* Chart name and version for the helm.sh/chart label. */}}
 {{- define "mcp-gateway.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
@@ -90,7 +99,7 @@ app.kubernetes.io/component: redis
 {{- if .Values.redis.url }}
 {{- .Values.redis.url }}
 {{- else if .Values.redis.internal.enabled }}
-{{- printf "redis://%s-redis:6379/0" (include "mcp-gateway.fullname" .) }}
+{{- printf "redis://%s:6379/0" (include "mcp-gateway.redisName" .) }}
 {{- end }}
 {{- end }}
 

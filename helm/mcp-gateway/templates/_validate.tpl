@@ -8,6 +8,10 @@ says what to change.
 {{- fail "\n\nmcp-gateway: invalid values:\n- config is not set (config: null removes the chart's defaults too): give the gateway's settings there, at least config.upstreams and config.auth" }}
 {{- end }}
 {{- $errs := list }}
+{{- $fullname := include "mcp-gateway.fullname" . }}
+{{- if not (regexMatch "^[a-z]([-a-z0-9]*[a-z0-9])?$" $fullname) }}
+{{- $errs = append $errs (printf "the resources are named %q (from the release name, or fullnameOverride), which a Service cannot be named: lower-case letters, digits and '-' only, opening with a letter; set fullnameOverride to such a name" $fullname) }}
+{{- end }}
 {{- $redis := include "mcp-gateway.redisURL" . }}
 {{- if and (not $redis) (or (gt (int .Values.replicaCount) 1) .Values.autoscaling.enabled) }}
 {{- $errs = append $errs "replicaCount > 1 or autoscaling.enabled needs shared state: set redis.url (external Redis) or redis.internal.enabled=true; the in-memory store serves one replica only" }}
@@ -21,6 +25,17 @@ says what to change.
 {{- $errs = concat $errs (include "mcp-gateway.validateKeys" . | fromYamlArray) }}
 {{- $errs = concat $errs (include "mcp-gateway.validateManaged" . | fromYamlArray) }}
 {{- $errs = concat $errs (include "mcp-gateway.validatePins" . | fromYamlArray) }}
+{{- $errs = concat $errs (include "mcp-gateway.validatePDB" . | fromYamlArray) }}
+{{- $errs = concat $errs (include "mcp-gateway.validateVolumes" . | fromYamlArray) }}
+{{- $errs = concat $errs (include "mcp-gateway.validateRequests" (list "resources" .Values.resources) | fromYamlArray) }}
+{{- if .Values.redis.internal.enabled }}
+{{- $errs = concat $errs (include "mcp-gateway.validateRequests" (list "redis.internal.resources" .Values.redis.internal.resources) | fromYamlArray) }}
+{{- end }}
+{{- with .Values.metrics.serviceMonitor }}
+{{- if and .enabled .interval .scrapeTimeout (gt (include "mcp-gateway.durationMs" .scrapeTimeout | int64) (include "mcp-gateway.durationMs" .interval | int64)) }}
+{{- $errs = append $errs (printf "metrics.serviceMonitor.scrapeTimeout %s is longer than metrics.serviceMonitor.interval %s, which Prometheus refuses (the gateway would not be scraped): shorten the timeout or lengthen the interval" .scrapeTimeout .interval) }}
+{{- end }}
+{{- end }}
 {{- $sum := include "mcp-gateway.drainSum" . | int }}
 {{- if le (include "mcp-gateway.terminationGracePeriodSeconds" . | int) $sum }}
 {{- $errs = append $errs (printf "terminationGracePeriodSeconds must be larger than drain.preStopSleepSeconds + drain.delaySeconds + drain.shutdownTimeoutSeconds (%d), or Kubernetes kills in-flight requests" $sum) }}
@@ -52,6 +67,15 @@ says what to change.
 {{- end }}
 {{- if eq (int .Values.service.port) (int .Values.service.adminPort) }}
 {{- $errs = append $errs (printf "service.port and service.adminPort are both %d: a Service cannot expose two ports with one number; give each its own port" (int .Values.service.port)) }}
+{{- end }}
+{{- if and .Values.networkPolicy.enabled (kindIs "slice" .Values.networkPolicy.egress) (not .Values.networkPolicy.egress) }}
+{{- $errs = append $errs "networkPolicy.egress is an empty list, a policy that denies every connection the gateway makes (DNS, the token issuers, the backends, Redis): leave it null for no restriction, or list the rules" }}
+{{- end }}
+{{- $selector := include "mcp-gateway.selectorLabels" . | fromYaml }}
+{{- range $key, $_ := .Values.podLabels }}
+{{- if hasKey $selector $key }}
+{{- $errs = append $errs (printf "podLabels.%s: the chart selects its pods by that label (the Deployment, Service, PodDisruptionBudget and NetworkPolicy would select none): leave it to the chart" $key) }}
+{{- end }}
 {{- end }}
 {{- if and .Values.tls.enabled (not .Values.tls.secretName) }}
 {{- $errs = append $errs "tls.enabled needs tls.secretName (a kubernetes.io/tls Secret)" }}
@@ -102,6 +126,11 @@ says what to change.
 {{- if and $existing (or (gt $withValue 0) .Values.secrets.files) }}
 {{- $errs = append $errs "with secrets.existingSecret the chart creates no Secret: move mrtr.keys[].secret and secrets.files into that Secret" }}
 {{- end }}
+{{- range $name, $_ := .Values.secrets.files }}
+{{- if or (has $name (list "admin-token" "redis-password")) (hasPrefix "mrtr-" $name) }}
+{{- $errs = append $errs (printf "secrets.files.%s: the chart writes that entry itself (admin-token from adminToken, redis-password from redis.password, mrtr-<id> from mrtr.keys): name the file otherwise" $name) }}
+{{- end }}
+{{- end }}
 {{- if and $existing .Values.redis.password }}
 {{- $errs = append $errs "with secrets.existingSecret put the Redis password into a Secret and set redis.existingSecret instead of redis.password" }}
 {{- end }}
@@ -129,6 +158,21 @@ says what to change.
 {{- end }}
 {{- if hasKey .Values.config "redis" }}
 {{- $errs = append $errs "config.redis is set by the chart: use redis.url, redis.password or redis.internal" }}
+{{- end }}
+{{- /* The same settings through the command line or the environment, which override
+config.yaml: a flag with one or two dashes, its value after '=' or next, or an MCPGW_* variable. */}}
+{{- $uses := dict "listen" "containerPorts.mcp" "admin-listen" "containerPorts.admin" "config" "config (the chart writes the file)" }}
+{{- range .Values.extraArgs }}
+{{- $flag := regexFind "^--?(listen|admin-listen|config)(=|$)" (toString .) | trimSuffix "=" }}
+{{- if $flag }}
+{{- $errs = append $errs (printf "extraArgs %s is set by the chart: use %s" $flag (get $uses (trimPrefix "-" (trimPrefix "-" $flag)))) }}
+{{- end }}
+{{- end }}
+{{- $vars := dict "MCPGW_LISTEN" "containerPorts.mcp" "MCPGW_ADMIN_LISTEN" "containerPorts.admin" "MCPGW_CONFIG" "config (the chart writes the file)" }}
+{{- range .Values.extraEnv }}
+{{- if hasKey $vars (toString .name) }}
+{{- $errs = append $errs (printf "extraEnv %s is set by the chart: use %s" .name (get $vars .name)) }}
+{{- end }}
 {{- end }}
 {{- toYaml $errs }}
 {{- end }}
@@ -158,4 +202,125 @@ accepts.
 {{- end }}
 {{- end }}
 {{- toYaml $errs }}
+{{- end }}
+
+{{/*
+Problems with the PodDisruptionBudget, as a YAML list of messages: a count or a percentage
+("50%"), as the API server takes them, and one that lets at least one pod be evicted at the
+fewest replicas the release runs (replicaCount, or autoscaling.minReplicas): one that lets none
+go makes every kubectl drain and node upgrade wait for ever. Kubernetes rounds a percentage of
+minAvailable up, and one of maxUnavailable up too.
+*/}}
+{{- define "mcp-gateway.validatePDB" -}}
+{{- $errs := list }}
+{{- $pdb := .Values.podDisruptionBudget }}
+{{- $floor := int (ternary .Values.autoscaling.minReplicas .Values.replicaCount .Values.autoscaling.enabled) }}
+{{- $key := ternary "minAvailable" "maxUnavailable" (not (kindIs "invalid" $pdb.minAvailable)) }}
+{{- $v := get $pdb $key }}
+{{- if and $pdb.enabled (gt $floor 0) (not (kindIs "invalid" $v)) }}
+{{- $n := 0 }}
+{{- $ok := true }}
+{{- if kindIs "string" $v }}
+{{- if regexMatch "^[0-9]+%$" $v }}
+{{- $pct := trimSuffix "%" $v | int }}
+{{- $n = div (add (mul $pct $floor) 99) 100 }}
+{{- if gt $pct 100 }}
+{{- $ok = false }}
+{{- $errs = append $errs (printf "podDisruptionBudget.%s %q: a percentage is at most 100%%" $key $v) }}
+{{- end }}
+{{- else }}
+{{- $ok = false }}
+{{- $errs = append $errs (printf "podDisruptionBudget.%s %q: give a number of pods or a percentage such as \"50%%\"" $key $v) }}
+{{- end }}
+{{- else }}
+{{- $n = int $v }}
+{{- end }}
+{{- if and $ok (or (and (eq $key "minAvailable") (ge (int $n) $floor)) (and (eq $key "maxUnavailable") (le (int $n) 0))) }}
+{{- $errs = append $errs (printf "podDisruptionBudget lets no pod of %d be evicted (%s %v), so every kubectl drain and node upgrade would wait for ever: lower minAvailable below the replicas (or set maxUnavailable to at least 1), run more replicas, or set podDisruptionBudget.enabled=false" $floor $key $v) }}
+{{- end }}
+{{- end }}
+{{- toYaml $errs }}
+{{- end }}
+
+{{/*
+Milliseconds of a Prometheus duration ("1m30s", "1d", "500ms"; the values schema holds the
+syntax): the sum of its parts.
+*/}}
+{{- define "mcp-gateway.durationMs" -}}
+{{- $units := dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000 "d" 86400000 "w" 604800000 "y" 31536000000 }}
+{{- $ms := 0 }}
+{{- range regexFindAll "[0-9]+(ms|[ywdhms])" (toString .) -1 }}
+{{- $unit := regexFind "(ms|[ywdhms])$" . }}
+{{- $ms = add $ms (mul (trimSuffix $unit . | int64) (get $units $unit)) }}
+{{- end }}
+{{- $ms }}
+{{- end }}
+
+{{/*
+Problems with extraVolumes and extraVolumeMounts, as a YAML list of messages: a volume named as
+one of the chart's, or a mount where the chart mounts (the API server refuses a pod with either
+twice) or inside its read-only secrets or TLS volume (the container would not start).
+*/}}
+{{- define "mcp-gateway.validateVolumes" -}}
+{{- $errs := list }}
+{{- $names := list "config" "secrets" "tmp" }}
+{{- $files := list "/etc/mcp-gateway/config.yaml" "/tmp" }}
+{{- $dirs := list (include "mcp-gateway.secretsDir" .) }}
+{{- if .Values.tls.enabled }}
+{{- $names = append $names "tls" }}
+{{- $dirs = append $dirs (include "mcp-gateway.tlsDir" .) }}
+{{- end }}
+{{- if .Values.pins.lockFile }}
+{{- $files = append $files "/etc/mcp-gateway/pins.yaml" }}
+{{- end }}
+{{- range .Values.extraVolumes }}
+{{- if has (toString .name) $names }}
+{{- $errs = append $errs (printf "extraVolumes: %s is the name of a volume of the chart (%s): name yours otherwise" .name (join ", " $names)) }}
+{{- end }}
+{{- end }}
+{{- range .Values.extraVolumeMounts }}
+{{- $path := toString .mountPath }}
+{{- $clean := trimSuffix "/" $path }}
+{{- $taken := has $clean $files }}
+{{- range $dirs }}
+{{- if or (eq $clean .) (hasPrefix (printf "%s/" .) $clean) }}
+{{- $taken = true }}
+{{- end }}
+{{- end }}
+{{- if $taken }}
+{{- $errs = append $errs (printf "extraVolumeMounts: %s is where the chart mounts its own volumes (%s) or inside one it mounts read-only (%s): mount yours elsewhere, and give secret files through secrets.files or secrets.existingSecret" $path (join ", " $files) (join ", " $dirs)) }}
+{{- end }}
+{{- end }}
+{{- toYaml $errs }}
+{{- end }}
+
+{{/*
+Problems with one resources block, given as (list PATH RESOURCES), as a YAML list of messages: a
+CPU or memory request above its limit, which the API server refuses. A quantity the chart cannot
+read (an exponent) is left to the API server.
+*/}}
+{{- define "mcp-gateway.validateRequests" -}}
+{{- $errs := list }}
+{{- $path := index . 0 }}
+{{- $res := index . 1 | default dict }}
+{{- range $name := list "cpu" "memory" }}
+{{- $req := dig "requests" $name "" $res | toString }}
+{{- $lim := dig "limits" $name "" $res | toString }}
+{{- $r := include "mcp-gateway.milli" $req }}
+{{- $l := include "mcp-gateway.milli" $lim }}
+{{- if and $r $l (gt (float64 $r) (float64 $l)) }}
+{{- $errs = append $errs (printf "%s.requests.%s %s is more than %s.limits.%s %s, which the API server refuses: raise the limit with the request" $path $name $req $path $name $lim) }}
+{{- end }}
+{{- end }}
+{{- toYaml $errs }}
+{{- end }}
+
+{{/* A Kubernetes quantity ("500m", "1.5", "256Mi", "1G") in thousandths of its unit, or nothing. */}}
+{{- define "mcp-gateway.milli" -}}
+{{- $units := dict "m" 1 "" 1000 "k" 1e6 "M" 1e9 "G" 1e12 "T" 1e15 "Ki" 1024e3 "Mi" 1048576e3 "Gi" 1073741824e3 "Ti" 1099511627776e3 }}
+{{- $num := regexFind "^[0-9]+(\\.[0-9]+)?" . }}
+{{- $suffix := trimPrefix $num . }}
+{{- if and $num (hasKey $units $suffix) }}
+{{- mulf (float64 $num) (get $units $suffix) | printf "%.0f" }}
+{{- end }}
 {{- end }}
