@@ -199,12 +199,18 @@ func kindOf(field string) string {
 // the value the task works on (text to search for, to type, to wait for), not words about which
 // tool does it. A quote opens a span at the start of a field and closes it at the end of one,
 // so the apostrophes of what's and Bob's are left alone.
+//
+// Each field is read at most once per quote character: once a quotation of one character was
+// never closed, no later field closes one either (the opening field is held to more than the
+// fields after it), so a query of many unmatched quotes costs no more than one of words.
 func unquoted(fields []string) []string {
 	out := fields[:0:0]
+	var open [3]bool // a quotation of quoteChars[k] was opened and never closed
 	for i := 0; i < len(fields); i++ {
 		f := fields[i]
 		q := f[0]
-		if q != '"' && q != '\'' && q != '`' {
+		k := strings.IndexByte(quoteChars, q)
+		if k < 0 || open[k] {
 			out = append(out, f)
 			continue
 		}
@@ -213,6 +219,7 @@ func unquoted(fields []string) []string {
 			end++
 		}
 		if end == len(fields) { // never closed: not a quotation
+			open[k] = true
 			out = append(out, f)
 			continue
 		}
@@ -220,6 +227,9 @@ func unquoted(fields []string) []string {
 	}
 	return out
 }
+
+// quoteChars are the characters that open and close a quotation in a query.
+const quoteChars = "\"'`"
 
 // closes reports whether f ends a quotation opened by q (f being the opening field itself when
 // first): its last character, bar punctuation, is q.
