@@ -147,4 +147,5 @@ IMAGE_TAG = $(shell sed -n 's/^appVersion: *"*\([^"]*\)"*$$/\1/p' helm/mcp-gatew
 image:
 	docker build --build-arg VERSION=$(IMAGE_TAG) \
 	  --build-arg REVISION="$$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
+	  --build-arg CREATED="$$(git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null || echo unknown)" \
 	  -t $(IMAGE_NAME):$(IMAGE_TAG) .
