@@ -90,6 +90,26 @@ func TestEventsOfAnotherTypePassedOver(t *testing.T) {
 	}
 }
 
+// TestLegacyProgressOnlyUnderItsToken: a pre-2026 backend's progress reaches the caller only
+// under the progressToken of the request, as a 2026-07-28 backend's does
+// (gateway.TestCallStreamRelaysOnlyItsOwnProgress): not under another token, nor one of another
+// type, and none to a request without one.
+func TestLegacyProgressOnlyUnderItsToken(t *testing.T) {
+	raw := startRawLegacy(t)
+	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "raw", URL: raw.URL()}}}, Options{})
+	for meta, want := range map[string]int{`{"progressToken":42}`: 1, `{}`: 0, `{"progressToken":44}`: 0} {
+		s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`6`),
+			Target: Target{Upstream: "raw", Name: "progress_tokens"}, Params: json.RawMessage(`{"_meta":` + meta + `,"name":"raw__progress_tokens"}`)})
+		if err != nil {
+			t.Fatalf("%s: %v", meta, err)
+		}
+		msgs := collect(t, s)
+		if len(msgs) != want+1 || !strings.Contains(msgs[len(msgs)-1], `"id":6`) || want == 1 && !strings.Contains(msgs[0], `"progressToken":42,`) {
+			t.Errorf("%s: relayed %q, want %d progress notifications under 42 and the answer", meta, msgs, want)
+		}
+	}
+}
+
 // TestLegacyStreamResultAndError: a pre-2026 backend's answer on its stream that is a result
 // and an error at once is a bad response, as it is in JSON (TestLegacyRawAnswerNotOurs).
 func TestLegacyStreamResultAndError(t *testing.T) {

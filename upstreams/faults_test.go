@@ -38,9 +38,12 @@ func pinModern(u *UpstreamConfig) { u.Protocol = ProtocolVersion }
 func faultCall(r *Registry, ctx context.Context) (*Stream, error) {
 	return r.Call(ctx, &Call{
 		Method: MethodToolsCall, ID: json.RawMessage(`1`), Target: Target{Upstream: r.Upstreams()[0], Name: "t"},
-		Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"name":"t"}`),
+		Params: json.RawMessage(`{"_meta":` + progressMeta + `,"name":"t"}`),
 	})
 }
+
+// progressMeta is upstreamstest.Meta with the progressToken progressEvent reports under.
+const progressMeta = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}`
 
 // drain reads a stream until the final message or an error and returns the error.
 func drain(s *Stream) error {
