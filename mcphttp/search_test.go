@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -350,24 +349,7 @@ func TestFindToolsReadsWhatClientsRead(t *testing.T) {
 
 // listingRaw answers tools/list with the given tools array as written (names an SDK server
 // would not let a test spell); other requests go to the SDK server.
-func listingRaw(tools string) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			b, _ := io.ReadAll(r.Body)
-			var req struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-			}
-			if json.Unmarshal(b, &req) != nil || req.Method != "tools/list" {
-				r.Body = io.NopCloser(bytes.NewReader(b))
-				next.ServeHTTP(w, r)
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":{"resultType":"complete","ttlMs":0,"tools":`+tools+`}}`)
-		})
-	}
-}
+func listingRaw(tools string) func(http.Handler) http.Handler { return listingPages(nil, tools) }
 
 // TestBackendToolLookingLikeMetaTool: with namespace.noPrefix, a backend's tool whose name reads
 // as a meta-tool's without being it (another case, another separator or none, look-alike
