@@ -156,7 +156,9 @@ func TestInvalidResultShapesRefused(t *testing.T) {
 // result when it declared the tasks extension.
 func TestInvalidResultSDKClient(t *testing.T) {
 	url := shapeGateway(t, &shapeBackend{sse: true, results: map[string]string{"tools/call": `{"resultType":"partial","content":[]}`}})
-	_, err := mcptest.Connect(t, url, mcptest.WithProtocolVersion("2026-07-28")).CallTool(context.Background(), &mcp.CallToolParams{Name: "be__t", Arguments: map[string]any{}})
+	call := &mcp.CallToolParams{Name: "be__t", Arguments: map[string]any{}}
+	call.SetProgressToken("p") // the token the backend's progress reports under
+	_, err := mcptest.Connect(t, url, mcptest.WithProtocolVersion("2026-07-28")).CallTool(context.Background(), call)
 	var e *jsonrpc.Error
 	if !errors.As(err, &e) || e.Code != -32010 || !strings.Contains(e.Message, "Backend sent an invalid result") {
 		t.Fatalf("err = %v, want -32010 saying the result was invalid", err)

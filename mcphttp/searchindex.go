@@ -295,7 +295,6 @@ func (c *indexCache) build(cat *upstreams.ToolCatalog, owner string) *catalogInd
 				"upstream", t.Target.Upstream, "tool", t.Target.Name)
 		}
 	}
-	c.reserveRepeatedNames(e)
 	e.ranker = toolsearch.NewBM25(docs)
 	var texts []string
 	if c.embed != nil {
@@ -340,28 +339,6 @@ func (e *catalogIndex) bytes(texts []string) int64 {
 		}
 	}
 	return n
-}
-
-// reserveRepeatedNames leaves out of search every tool whose name (the backend and backend-side
-// name a call routes to) the catalog holds more than once, a backend listing one name with two
-// definitions: which of them a call of that name gets is the backend's choice, so search shows
-// neither, and never answers one name twice. tools/list is not changed.
-func (c *indexCache) reserveRepeatedNames(e *catalogIndex) {
-	first := make(map[upstreams.Target]int, len(e.tools))
-	for i, t := range e.tools {
-		j, seen := first[t.Target]
-		if !seen {
-			first[t.Target] = i
-			continue
-		}
-		if j >= 0 {
-			e.reserved[j] = true
-			first[t.Target] = -1 // logged once
-			c.log.Warn("backend tool left out of search: the catalog lists its name more than once",
-				"upstream", t.Target.Upstream, "tool", t.Target.Name)
-		}
-		e.reserved[i] = true
-	}
 }
 
 // readsAsMetaToolName reports whether a reader takes name for one of the meta-tools' names: it

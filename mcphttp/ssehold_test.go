@@ -84,7 +84,11 @@ func (c writeCountingConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-const sseCallBody = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + meta + `,"name":"be__t","arguments":{}}}`
+const sseCallBody = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + progressMeta + `,"name":"be__t","arguments":{}}}`
+
+// progressMeta is meta with the progressToken the progress events above report under: a
+// backend's progress is relayed only under its request's token.
+const progressMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":"p"}`
 
 // TestSSERelayCoalescesBufferedEvents: events a backend sent in one write reach the client in
 // one write too (a reverse proxy's behaviour), not in a write and a flush per event, and
@@ -213,7 +217,7 @@ func (w *flushCountingWriter) Flush() { w.flushes++ }
 func BenchmarkForwardToolsCallSSE(b *testing.B) {
 	_, e := testServer(b, Config{}, oneBackend("http://127.0.0.1:9/mcp"), upstreams.Options{Transport: newCannedSSEBackend()},
 		Deps{Version: "bench"})
-	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{` + meta + `,"name":"be__echo","arguments":{"text":"hello"}}}`
+	body := `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{` + progressMeta + `,"name":"be__echo","arguments":{"text":"hello"}}}`
 	h := modern("tools/call", "be__echo")
 	w := &flushCountingWriter{BenchWriter: mcptest.NewBenchWriter()}
 	mcptest.BenchPostTo(b, e, h, body, w, w.BenchWriter, func() bool {

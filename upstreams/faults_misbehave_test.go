@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -36,6 +37,76 @@ func TestCallFinalResultTwice(t *testing.T) {
 	}
 	if msgs := collect(t, s); len(msgs) != 1 || !strings.Contains(msgs[0], "first") || !strings.Contains(msgs[0], `"id":3`) {
 		t.Errorf("pre-2026: relayed %q, want the first answer alone", msgs)
+	}
+}
+
+// typedEvents writes, on an event stream, events of other types than message: an answer to
+// the request sent with id, a keep-alive whose data is no JSON, and one whose event field
+// follows its data. Both official SDKs' clients pass over such events.
+func typedEvents(w http.ResponseWriter, id json.RawMessage) {
+	io.WriteString(w, "event: ping\ndata: "+`{"jsonrpc":"2.0","id":`+string(id)+`,"result":{"content":[{"type":"text","text":"ping event"}],"tools":[{"name":"from_a_ping","inputSchema":{"type":"object"}}]}}`+"\n\n")
+	io.WriteString(w, "event: heartbeat\ndata: keep-alive\n\n")
+	io.WriteString(w, "data: "+`{"jsonrpc":"2.0","id":`+string(id)+`,"result":{"content":[{"type":"text","text":"typed after"}]}}`+"\nevent: Message\n\n")
+	w.(http.Flusher).Flush()
+}
+
+// TestEventsOfAnotherTypePassedOver: an event whose type is not message is no message, as both
+// official SDKs' clients read a backend's stream: on a 2026-07-28 call's stream, on a list's,
+// and on a pre-2026 backend's, the gateway relays the answer of the message event after them,
+// neither the answer such an event carries nor a failure over a keep-alive's data.
+func TestEventsOfAnotherTypePassedOver(t *testing.T) {
+	const tool = `{"name":"real","inputSchema":{"type":"object"}}`
+	modern := faultBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		id := json.RawMessage(upstreamstest.RequestID(body))
+		w.Header().Set("Content-Type", "text/event-stream")
+		typedEvents(w, id)
+		upstreamstest.SSEEvent(w, `{"jsonrpc":"2.0","id":`+string(id)+`,"result":{"content":[{"type":"text","text":"message event"}],"tools":[`+tool+`]}}`)
+	}, func(u *UpstreamConfig) { u.Protocol = ProtocolVersion })
+	s, err := faultCall(modern, context.Background())
+	if err != nil {
+		t.Fatalf("2026-07-28 call: %v", err)
+	}
+	if msgs := collect(t, s); len(msgs) != 1 || !strings.Contains(msgs[0], "message event") {
+		t.Errorf("2026-07-28 call: relayed %q, want the message event's answer alone", msgs)
+	}
+	res, err := modern.List(context.Background(), &ListRequest{Method: MethodToolsList,
+		Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `}`)})
+	if err != nil {
+		t.Fatalf("2026-07-28 list: %v", err)
+	}
+	if !strings.Contains(string(res), `"fault__real"`) || strings.Contains(string(res), "from_a_ping") {
+		t.Errorf("2026-07-28 list: %s, want the message event's tool alone", res)
+	}
+	raw := startRawLegacy(t)
+	legacy := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "raw", URL: raw.URL()}}}, Options{})
+	s, err = legacy.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`5`),
+		Target: Target{Upstream: "raw", Name: "typed"}, Params: json.RawMessage(`{"name":"raw__typed"}`)})
+	if err != nil {
+		t.Fatalf("pre-2026 call: %v", err)
+	}
+	if msgs := collect(t, s); len(msgs) != 1 || !strings.Contains(msgs[0], "message event") {
+		t.Errorf("pre-2026 call: relayed %q, want the message event's answer alone", msgs)
+	}
+}
+
+// TestLegacyProgressOnlyUnderItsToken: a pre-2026 backend's progress reaches the caller only
+// under the progressToken of the request, as a 2026-07-28 backend's does
+// (gateway.TestCallStreamRelaysOnlyItsOwnProgress): not under another token, nor one of another
+// type, and none to a request without one.
+func TestLegacyProgressOnlyUnderItsToken(t *testing.T) {
+	raw := startRawLegacy(t)
+	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "raw", URL: raw.URL()}}}, Options{})
+	for meta, want := range map[string]int{`{"progressToken":42}`: 1, `{}`: 0, `{"progressToken":44}`: 0} {
+		s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`6`),
+			Target: Target{Upstream: "raw", Name: "progress_tokens"}, Params: json.RawMessage(`{"_meta":` + meta + `,"name":"raw__progress_tokens"}`)})
+		if err != nil {
+			t.Fatalf("%s: %v", meta, err)
+		}
+		msgs := collect(t, s)
+		if len(msgs) != want+1 || !strings.Contains(msgs[len(msgs)-1], `"id":6`) || want == 1 && !strings.Contains(msgs[0], `"progressToken":42,`) {
+			t.Errorf("%s: relayed %q, want %d progress notifications under 42 and the answer", meta, msgs, want)
+		}
 	}
 }
 

@@ -31,12 +31,19 @@ func faultBackend(t *testing.T, h http.HandlerFunc, mod func(*UpstreamConfig)) *
 	return newTestRegistry(t, Config{Upstreams: []UpstreamConfig{uc}}, Options{})
 }
 
+// pinModern pins a fault backend to 2026-07-28, so that its faulty answer is not its
+// server/discover's too.
+func pinModern(u *UpstreamConfig) { u.Protocol = ProtocolVersion }
+
 func faultCall(r *Registry, ctx context.Context) (*Stream, error) {
 	return r.Call(ctx, &Call{
 		Method: MethodToolsCall, ID: json.RawMessage(`1`), Target: Target{Upstream: r.Upstreams()[0], Name: "t"},
-		Params: json.RawMessage(`{"_meta":` + upstreamstest.Meta + `,"name":"t"}`),
+		Params: json.RawMessage(`{"_meta":` + progressMeta + `,"name":"t"}`),
 	})
 }
+
+// progressMeta is upstreamstest.Meta with the progressToken progressEvent reports under.
+const progressMeta = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":1}`
 
 // drain reads a stream until the final message or an error and returns the error.
 func drain(s *Stream) error {
@@ -94,6 +101,17 @@ func TestCallFaults(t *testing.T) {
 		{"result and error together", func(w http.ResponseWriter, _ *http.Request) {
 			upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":1,"result":{"content":[]},"error":{"code":1,"message":"x"}}`)
 		}, nil, ErrBadResponse},
+		// An error object the SDKs' clients would not read as one is not relayed as an error
+		// the backend never sent (jsonrpc.TestDecodeMessageErrorObject has the whole family).
+		{"null error", func(w http.ResponseWriter, _ *http.Request) {
+			upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":1,"error":null}`)
+		}, pinModern, ErrBadResponse},
+		{"empty error", func(w http.ResponseWriter, _ *http.Request) {
+			upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":1,"error":{}}`)
+		}, pinModern, ErrBadResponse},
+		{"error code in another case", func(w http.ResponseWriter, _ *http.Request) {
+			upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":1,"error":{"Code":-32601,"message":"x"}}`)
+		}, pinModern, ErrBadResponse},
 		{"503 plain text", func(w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, "overloaded", http.StatusServiceUnavailable)
 		}, nil, ErrUnavailable},

@@ -35,6 +35,8 @@ import (
 //	other_id  answers in JSON under another id
 //	both      answers in JSON with a result and an error
 //	null_error on its stream, answers another id, then errs with a null id
+//	typed     on its stream, sends events of other types than message (typedEvents), then answers
+//	progress_tokens on its stream, sends progress under the tokens 42, 43 and "42", then answers
 type rawLegacy struct {
 	srv      *httptest.Server
 	mu       sync.Mutex
@@ -182,6 +184,15 @@ func (b *rawLegacy) tool(w http.ResponseWriter, r *http.Request, sid string, m *
 	case "null_error":
 		legacyEvent(w, `{"jsonrpc":"2.0","id":"other","result":{"content":[]}}`)
 		legacyEvent(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"unreadable request"}}`)
+	case "progress_tokens":
+		for _, tok := range []string{`42`, `43`, `"42"`} {
+			legacyEvent(w, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`+tok+`,"progress":1}}`)
+		}
+		legacyEvent(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[]}}`)
+	case "typed":
+		w.Header().Set("Content-Type", "text/event-stream")
+		typedEvents(w, m.ID)
+		legacyEvent(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[{"type":"text","text":"message event"}]}}`)
 	case "both":
 		upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[]},"error":{"code":1,"message":"x"}}`)
 	default:

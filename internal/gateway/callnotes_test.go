@@ -149,17 +149,9 @@ func TestCallStreamRelaysOnlyTheLogsAskedFor(t *testing.T) {
 		{`,"io.modelcontextprotocol/logLevel":"warning"`, levels[3:]},
 		{`,"io.modelcontextprotocol/logLevel":"emergency"`, levels[7:]},
 	} {
-		body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{` + metaHead + tc.meta + `},"name":"leveled__talk","arguments":{}}}`
-		status, _, got := post(t, "http://"+gw.MCP+"/mcp", modernHeaders("tools/call", "leveled__talk"), body)
-		if status != http.StatusOK {
-			t.Fatalf("%q: status %d: %s", tc.meta, status, got)
-		}
-		msgs := legacyclient.SSEMessages([]byte(got))
-		if strings.HasPrefix(got, "{") {
-			msgs = []json.RawMessage{json.RawMessage(got)} // nothing relayed before the result: a JSON answer
-		}
+		notes := talk(t, gw, "leveled", metaHead+tc.meta)
 		var relayed []string
-		for _, m := range msgs[:max(len(msgs)-1, 0)] {
+		for _, m := range notes {
 			var v struct {
 				Method string `json:"method"`
 				Params struct {
@@ -176,8 +168,78 @@ func TestCallStreamRelaysOnlyTheLogsAskedFor(t *testing.T) {
 		if strings.Join(relayed, ",") != strings.Join(want, ",") {
 			t.Errorf("%q: client received %q, want %q", tc.meta, relayed, want)
 		}
-		if len(msgs) == 0 || !strings.Contains(string(msgs[len(msgs)-1]), `"said"`) {
-			t.Errorf("%q: the call did not end with its result: %s", tc.meta, got)
+	}
+}
+
+// talk calls backend's tool talk through gw with the _meta members meta, and returns the
+// messages relayed before the call's result, failing unless the call ends with its result.
+func talk(t *testing.T, gw Listeners, backend, meta string) []json.RawMessage {
+	t.Helper()
+	tool := backend + "__talk"
+	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{` + meta + `},"name":"` + tool + `","arguments":{}}}`
+	status, _, got := post(t, "http://"+gw.MCP+"/mcp", modernHeaders("tools/call", tool), body)
+	if status != http.StatusOK {
+		t.Fatalf("%q: status %d: %s", meta, status, got)
+	}
+	msgs := legacyclient.SSEMessages([]byte(got))
+	if strings.HasPrefix(got, "{") {
+		msgs = []json.RawMessage{json.RawMessage(got)} // nothing relayed before the result: a JSON answer
+	}
+	if len(msgs) == 0 || !strings.Contains(string(msgs[len(msgs)-1]), `"said"`) {
+		t.Fatalf("%q: the call did not end with its result: %s", meta, got)
+	}
+	return msgs[:len(msgs)-1]
+}
+
+// A request gets a backend's progress only under its own progressToken, as its client ties a
+// progress notification to a request by that token alone: the same string or integer (as a
+// response's id is matched), named exactly and once. Progress under another token, which would
+// tell the client of another of its requests (perhaps one to another backend), under a token
+// of another type, under a name spelt in another case, or with the name given twice, is dropped,
+// and a request without a token gets none; the call still ends with its result.
+func TestCallStreamRelaysOnlyItsOwnProgress(t *testing.T) {
+	t.Parallel()
+	progress := func(params string) string {
+		return `{"jsonrpc":"2.0","method":"notifications/progress","params":{` + params + `,"progress":1}}`
+	}
+	backend := streamingBackend(t, "busy", func() []string {
+		return []string{
+			progress(`"progressToken":"q","message":"another request's"`),
+			progress(`"progressToken":7,"message":"a number"`),
+			progress(`"progressToken":"P","message":"another case"`),
+			progress(`"ProgressToken":"p","message":"the name in another case"`),
+			progress(`"progressToken":"p","ProgressToken":"q","message":"the name twice"`),
+			progress(`"progressToken":"p","message":"own"`),
+			progress(`"progressToken":"\u0070","message":"own, escaped"`),
+			progress(`"progressToken":8,"message":"own number"`),
+			progress(`"progressToken":"8","message":"a string for the number"`),
+		}
+	})
+	gw := startTestGatewayTo(t, &mcptest.LogBuffer{}, func(c *Config) {
+		c.Upstreams = []UpstreamConfig{{UpstreamConfig: upstreams.UpstreamConfig{Name: "busy", URL: backend.URL + "/mcp", Protocol: "2026-07-28", Timeout: 5 * time.Second}}}
+	})
+	const metaHead = `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
+	for _, tc := range []struct {
+		meta string   // the request's _meta after metaHead
+		want []string // the messages of the progress relayed, in order
+	}{
+		{"", nil},
+		{`,"progressToken":"p"`, []string{"own", "own, escaped"}},
+		{`,"progressToken":8`, []string{"own number"}},
+		{`,"progressToken":"z"`, nil},
+	} {
+		var relayed []string
+		for _, m := range talk(t, gw, "busy", metaHead+tc.meta) {
+			var v struct {
+				Params struct {
+					Message string `json:"message"`
+				} `json:"params"`
+			}
+			_ = json.Unmarshal(m, &v)
+			relayed = append(relayed, v.Params.Message)
+		}
+		if strings.Join(relayed, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("%q: client received progress %q, want %q", tc.meta, relayed, tc.want)
 		}
 	}
 }

@@ -20,21 +20,21 @@ import (
 // the request id the gateway writes into the backend's error), is the client's handle, not the
 // backend's text. A random handle reads as a credential to high-entropy and a long integer as a
 // card, and checked as the backend's text it was blocked (every progress dropped, the result
-// withheld) or redacted (a token or id the client cannot match). The same value anywhere else,
-// or another value in that place, is the backend's and still checked.
+// withheld) or redacted (a token or id the client cannot match). The same value anywhere else
+// is the backend's and still checked.
 func TestGuardrailsClientHandlesEchoed(t *testing.T) {
 	obj := &jsonschema.Schema{Type: "object"}
-	tick := func(tok func(any) any) mcp.ToolHandler {
+	tick := func(message string) mcp.ToolHandler {
 		return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			if p := req.Params.GetProgressToken(); p != nil {
-				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok(p), Progress: 1})
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: p, Progress: 1, Message: message})
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
 		}
 	}
 	tools := []mcptest.Option{
-		mcptest.WithTool(&mcp.Tool{Name: "tick", InputSchema: obj}, tick(func(p any) any { return p })),
-		mcptest.WithTool(&mcp.Tool{Name: "tick_other", InputSchema: obj}, tick(func(any) any { return railAWSKey })),
+		mcptest.WithTool(&mcp.Tool{Name: "tick", InputSchema: obj}, tick("")),
+		mcptest.WithTool(&mcp.Tool{Name: "tick_other", InputSchema: obj}, tick(railAWSKey)),
 		mcptest.WithTool(&mcp.Tool{Name: "fail", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return nil, &jsonrpc.Error{Code: -32603, Message: "the tool broke"}
 		})}
@@ -93,9 +93,11 @@ func TestGuardrailsClientHandlesEchoed(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Error("a 2025-11-25 client got no progress")
 	}
-	// Another token in a progress notification is the backend's, and checked.
+	// The same value elsewhere in a progress notification is the backend's, and checked. (A
+	// progress notification under another token than the request's is not relayed at all:
+	// TestCallStreamRelaysOnlyItsOwnProgress.)
 	r := call("1", "be__tick_other", handles[0])
 	if res := string(r.RPC.Result); !strings.Contains(res, "Refused by guardrail") || strings.Contains(string(r.Body), railAWSKey) {
-		t.Errorf("a credential as another progress token: %d %s", r.Status, r.Body)
+		t.Errorf("a credential as a progress message: %d %s", r.Status, r.Body)
 	}
 }

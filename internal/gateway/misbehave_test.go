@@ -53,13 +53,15 @@ func streamForever(w http.ResponseWriter, r *http.Request, event string) {
 }
 
 // TestMisbehavingBackends: a backend that answers with another id than the call's (of another
-// type or spelling, or on an event before its own), with a result and an error at once, with two
+// type or spelling, or on an event before its own), with a result and an error at once, with an
+// error object no SDK's client reads as one (null, or its code under another name), with two
 // answers in one body (the first of two events is the answer, and ends the call), with a
 // line that never ends, or with a result past its maxResponseBytes is refused with 502 and
 // -32010, nothing of it relayed; one that sends only keep-alive comments, or progress, forever
 // gets 504, or a -32011 event once progress has been relayed, within its timeout (progress
 // does not extend it); an event stream framed with lone CRs, a byte-order mark and retry, id
-// and event fields is read; a result of exactly the bound is relayed, as a body and as an
+// and event fields is read, and an event of another type than message passed over, as the
+// SDKs' clients pass it over (its data an answer or no JSON at all); a result of exactly the bound is relayed, as a body and as an
 // event alike; and a backend's JSON-RPC error keeps the 4xx status it came with, but for 401 and
 // 407, which would tell the client its own credentials failed: those are 502, the error in-band.
 // What the gateway does not read (a content type it does not know, a structuredContent that is
@@ -93,6 +95,19 @@ func TestMisbehavingBackends(t *testing.T) {
 		// Framing a reader must take: lone CRs, a byte-order mark, retry and id fields, comments.
 		"cr_bom_retry": func(w http.ResponseWriter, _ *http.Request, id, ok string, _ int) {
 			sseOut(w, "\ufeff: hi\rretry: 10\rid: 5\revent: message\rdata: "+response(id, ok)+"\r\r")
+		},
+		// Events of other types than message, which the SDKs' clients pass over: an answer of
+		// its own, a keep-alive that is no JSON; then the message event's answer.
+		"typed_events": func(w http.ResponseWriter, _ *http.Request, id, ok string, _ int) {
+			sseOut(w, "event: ping\ndata: "+response(id, `{"content":[{"type":"text","text":"ping"}]}`)+
+				"\n\nevent: heartbeat\ndata: keep-alive\n\nevent: message\ndata: "+response(id, ok)+"\n\n")
+		},
+		// An error no SDK's client reads as one: null, or its code under another name.
+		"null_error": func(w http.ResponseWriter, _ *http.Request, id, _ string, _ int) {
+			jsonOut(w, `{"jsonrpc":"2.0","id":`+id+`,"error":null}`)
+		},
+		"error_code_cased": func(w http.ResponseWriter, _ *http.Request, id, _ string, _ int) {
+			jsonOut(w, `{"jsonrpc":"2.0","id":`+id+`,"error":{"Code":-32601,"message":"x"}}`)
 		},
 		// Nothing but keep-alive comments, or progress, until the gateway gives up.
 		"comments_forever": func(w http.ResponseWriter, r *http.Request, _, _ string, _ int) {
@@ -175,6 +190,7 @@ func TestMisbehavingBackends(t *testing.T) {
 	for tool, want := range map[string]func(outcome) bool{
 		"id_string": invalid, "id_fraction": invalid, "id_other_event": invalid, "result_and_error": invalid,
 		"two_answers_json": invalid, "two_answers_events": is(200, false, 0),
+		"typed_events": is(200, false, 0), "null_error": invalid, "error_code_cased": invalid,
 		"cr_bom_retry": is(200, false, 0), "comments_forever": timeout, "progress_forever": is(200, true, -32011),
 		"at_bound_json": is(200, false, 0), "at_bound_event": is(200, false, 0),
 		"over_bound_json": invalid, "over_bound_event": invalid, "endless_line": invalid,
@@ -184,7 +200,7 @@ func TestMisbehavingBackends(t *testing.T) {
 		if err != nil || !want(o) {
 			t.Errorf("%s: %+v %v", tool, o, err)
 		}
-		if want := map[string]string{"cr_bom_retry": "ok", "at_bound_json": "b", "at_bound_event": "b", "two_answers_events": "first"}[tool]; o.code == 0 &&
+		if want := map[string]string{"cr_bom_retry": "ok", "at_bound_json": "b", "at_bound_event": "b", "two_answers_events": "first", "typed_events": "ok"}[tool]; o.code == 0 &&
 			!strings.HasPrefix(o.text, want) {
 			t.Errorf("%s: relayed %.40q, want the backend's result", tool, o.text)
 		}

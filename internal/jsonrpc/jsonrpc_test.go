@@ -213,6 +213,48 @@ func TestDecodeMessage(t *testing.T) {
 	}
 }
 
+// TestDecodeMessageErrorObject: a backend's error is read as the SDKs' clients read it, an
+// object with an integer code and a string message under their exact names, or it is no
+// message: nothing else becomes an error the backend never sent.
+func TestDecodeMessageErrorObject(t *testing.T) {
+	for _, tt := range []struct {
+		name, err string
+		want      *Error // nil: ErrBadMessage
+	}{
+		{"whole", `{"code":-32602,"message":"x","data":{"a":1}}`, &Error{Code: -32602, Message: "x", Data: []byte(`{"a":1}`)}},
+		{"unknown member kept out", `{"code":5,"message":"","extra":true}`, &Error{Code: 5}},
+		{"escaped names", `{"c\u006fde":7,"message":"m\u00e9"}`, &Error{Code: 7, Message: "mé"}},
+		{"null", `null`, nil},
+		{"empty object", `{}`, nil},
+		{"no message", `{"code":5}`, nil},
+		{"no code", `{"message":"x"}`, nil},
+		{"code null", `{"code":null,"message":"x"}`, nil},
+		{"message null", `{"code":1,"message":null}`, nil},
+		{"code a string", `{"code":"1","message":"x"}`, nil},
+		{"code a fraction", `{"code":1.5,"message":"x"}`, nil},
+		{"code in another case", `{"Code":-32601,"message":"x"}`, nil},
+		{"message in another case", `{"code":1,"Message":"x"}`, nil},
+		{"a string", `"boom"`, nil},
+		{"an array", `[1]`, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := DecodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"error":`+tt.err+`}`), Limits{})
+			if tt.want == nil {
+				if !errors.Is(err, ErrBadMessage) {
+					t.Fatalf("err = %v (message %+v), want ErrBadMessage", err, m)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := m.Error; e.Code != tt.want.Code || e.Message != tt.want.Message || string(e.Data) != string(tt.want.Data) {
+				t.Fatalf("read %+v, want %+v", e, tt.want)
+			}
+		})
+	}
+}
+
 // TestAnswers: a response answers a request only under the same id; an error may carry a null
 // or absent id (JSON-RPC 2.0 §5, the peer could not read it); a result may not.
 func TestAnswers(t *testing.T) {

@@ -66,8 +66,9 @@ func DecodeMessage(body []byte, lim Limits) (*Message, error) {
 		case "result":
 			m.Result = val
 		case "error":
-			m.Error = &Error{}
-			return json.Unmarshal(val, m.Error)
+			var err error
+			m.Error, err = decodeError(val)
+			return err
 		}
 		return nil
 	})
@@ -85,6 +86,47 @@ func DecodeMessage(body []byte, lim Limits) (*Message, error) {
 		return nil, errors.Join(ErrBadMessage, errors.New("both result and error"))
 	}
 	return &m, nil
+}
+
+// decodeError reads a backend's error object (JSON-RPC 2.0 §5.1) as the SDKs' clients read it:
+// an object with an integer "code" and a string "message", both present and named exactly
+// (the TypeScript SDK refuses a message without them; the Go SDK matches names exactly), and
+// "data" kept as sent. Anything else ("error": null, {}, a "Code" for "code") is no error
+// object: relayed, it would reach a client as an error the backend never sent, code 0 and no
+// message, or with the code of a member the backend's own clients do not read.
+func decodeError(val []byte) (*Error, error) {
+	if val[0] != '{' {
+		return nil, errors.New("error is not an object")
+	}
+	e := &Error{}
+	var code, msg bool
+	err := Members(val, func(key, v []byte) error {
+		switch string(key) {
+		case "code":
+			if v[0] == 'n' {
+				return errors.New("error code is null")
+			}
+			code = true
+			return json.Unmarshal(v, &e.Code)
+		case "message":
+			if v[0] != '"' {
+				return errors.New("error message is not a string")
+			}
+			msg = true
+			return json.Unmarshal(v, &e.Message)
+		case "data":
+			// A copy, as the message may be kept after the buffer it was read from is reused.
+			e.Data = bytes.Clone(v)
+		}
+		return nil
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case !code || !msg:
+		return nil, errors.New("error object without a code and a message")
+	}
+	return e, nil
 }
 
 // Answers reports whether response m answers the request sent with id: its id is the same

@@ -83,8 +83,8 @@ func callerKey(o *Request) [sha256.Size]byte {
 	return sha256.Sum256([]byte(o.Caller))
 }
 
-// nextLegacy is Stream.Next for a legacy SSE response: progress passes through, logs only when
-// the client asked for them, and any other notification is dropped, as a 2026 response stream
+// nextLegacy is Stream.Next for a legacy SSE response: progress under the request's token
+// passes through (ownProgress), logs only when the client asked for them, and any other notification is dropped, as a 2026 response stream
 // carries only notifications about its request
 // (https://modelcontextprotocol.io/specification/2026-07-28/basic/transports).
 func (s *Stream) nextLegacy() ([]byte, bool, error) {
@@ -105,7 +105,8 @@ func (s *Stream) nextLegacy() ([]byte, bool, error) {
 			}
 			s.end(s.outcome, nil)
 			return msg, true, nil
-		case m.Method == era.NotifProgress, m.Method == era.NotifMessage && s.leg.LogWanted(m.Params):
+		case m.Method == era.NotifProgress && ownProgress(m.Params, s.progress),
+			m.Method == era.NotifMessage && s.leg.LogWanted(m.Params):
 			if !s.overNotes() {
 				return jsonrpc.AppendNotification(nil, m.Method, m.Params), false, nil
 			}

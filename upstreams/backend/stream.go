@@ -110,6 +110,9 @@ type Stream struct {
 	// for (its io.modelcontextprotocol/logLevel); "" when it asked for none, and then no log
 	// message of the backend's is relayed.
 	logLevel string
+	// progress is the progressToken of the request's _meta (progressToken), as the backend
+	// receives it; nil when it carries none, and then no progress of the backend's is relayed.
+	progress json.RawMessage
 	relayed  int // notifications returned by Next, at most b.maxNotes
 	// uri is a resources/read's URI as the caller sent it (its params' uri, decoded as the
 	// gateway decodes them), which an answer naming only hidden resources names.
@@ -148,7 +151,7 @@ func (b *Backend) Call(ctx context.Context, c *Call) (*Stream, error) {
 		Subject: b.SubjectFor(c.SubjectToken), SubjectKey: c.SubjectKey, Caller: c.Caller, UserToken: userTokenFor(b.PerUser(), c.UserToken), FromCaller: true,
 		visible: c.Visible, embedded: c.Embedded, completion: completion, uri: askedURI(c)})
 	if s != nil {
-		s.logLevel = c.LogLevel
+		s.logLevel, s.progress = c.LogLevel, progressToken(c.Params)
 	}
 	return s, err
 }
@@ -418,8 +421,10 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 				continue
 			}
 			err = fmt.Errorf("%w: %s: too many notifications dropped", wire.ErrBadResponse, s.b.name)
-		case m.Method == era.NotifMessage && (s.logLevel == "" || !era.LogAtLeast(m.Params, s.logLevel)):
-			// A log message the request did not ask for, or below the level it asked for.
+		case m.Method == era.NotifMessage && (s.logLevel == "" || !era.LogAtLeast(m.Params, s.logLevel)),
+			m.Method == era.NotifProgress && !ownProgress(m.Params, s.progress):
+			// A log message the request did not ask for, or below the level it asked for; the
+			// progress of a token the request did not send.
 			if s.dropped++; s.dropped <= maxSkippedNotifications {
 				continue
 			}
@@ -438,6 +443,59 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 		s.fail(err)
 		return nil, false, err
 	}
+}
+
+// progressToken is the progressToken of the _meta of params, the raw value the backend
+// receives; nil when there is none. params passed the gateway's strict decode: no member is
+// given twice, in any spelling.
+func progressToken(params json.RawMessage) json.RawMessage {
+	var tok json.RawMessage
+	_ = jsonrpc.Members(params, func(key, val []byte) error {
+		if string(key) == "_meta" && val[0] == '{' {
+			_ = jsonrpc.Members(val, func(k, v []byte) error {
+				if string(k) == jsonrpc.MetaProgressToken {
+					tok = v
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+	return tok
+}
+
+// ownProgress reports whether progress notification params name token, the progressToken of
+// the request the stream answers, as its client reads them: one member spelt progressToken in
+// any case (a decoder that folds names may read another), named exactly, holding the same
+// string or integer (jsonrpc.CanonicalID, as a response's id is matched). A request without a
+// token has no progress: a client ties a progress notification to its request by the token
+// alone (https://modelcontextprotocol.io/specification/2026-07-28/basic/utilities/progress), so
+// relayed under another one it would tell of another of the client's requests, perhaps one to
+// another backend.
+func ownProgress(params, token json.RawMessage) bool {
+	if token == nil || len(params) == 0 || params[0] != '{' {
+		return false
+	}
+	var got json.RawMessage
+	n := 0
+	_ = jsonrpc.Members(params, func(key, val []byte) error {
+		if jsonrpc.FoldEqual(key, []byte(jsonrpc.MetaProgressToken)) {
+			n++
+			if string(key) == jsonrpc.MetaProgressToken {
+				got = val
+			}
+		}
+		return nil
+	})
+	switch {
+	case n != 1 || got == nil:
+		return false
+	case bytes.Equal(got, token):
+		return true // the token as the request wrote it, the usual echo
+	}
+	a, okA := jsonrpc.CanonicalID(got)
+	b, okB := jsonrpc.CanonicalID(token)
+	return okA && okB && a == b
 }
 
 // callNotification reports whether a notification may be relayed on a call's response stream:

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -360,6 +361,7 @@ func (c *Catalog) listBackend(ctx context.Context, b *backend.Backend, spec list
 		held += grown
 		if !more {
 			p.ttlMs = max(p.ttlMs, 0)
+			c.leaveOutRepeated(b, spec, p)
 			c.checkPins(ctx, b, spec, q, p, gen)
 			c.reportTools(b, spec, p)
 			c.learnToolHeaders(b, spec, q, p, gen)
@@ -498,6 +500,51 @@ func (c *Catalog) addItems(p *part, b *backend.Backend, spec listSpec, arr []byt
 		p.addPinDef(target.Name, elem)
 		return nil
 	})
+}
+
+// leaveOutRepeated keeps one item of each name b's complete list p holds more than once alike
+// (a page repeated, as an offset-paged list may be while it changes), and leaves out every item
+// of a name it holds with two different definitions, logging it: the gateway presents one
+// server, whose names are unique, and which of the definitions a call of that name reaches is
+// the backend's choice. Served both, a client would hold one name twice (a model's API refuses
+// such a list whole), and the gateway would check a call against one of them (its schemas and
+// header bindings) while the client called by the other. Pinning judges the listings as they
+// were sent (pinDefs): a pinned name listed twice is blocked, alike or not.
+func (c *Catalog) leaveOutRepeated(b *backend.Backend, spec listSpec, p *part) {
+	if len(p.items) < 2 {
+		return
+	}
+	first := make(map[string]int, len(p.items))
+	var differ map[string]bool
+	kept := p.items[:0]
+	for _, it := range p.items {
+		j, seen := first[it.target.Name]
+		switch {
+		case !seen:
+			first[it.target.Name] = len(kept)
+			kept = append(kept, it)
+		case !bytes.Equal(kept[j].raw, it.raw):
+			if differ == nil {
+				differ = map[string]bool{}
+			}
+			differ[it.target.Name] = true
+		}
+	}
+	if differ != nil {
+		all := kept
+		kept = all[:0]
+		for _, it := range all {
+			if !differ[it.target.Name] {
+				kept = append(kept, it)
+			}
+		}
+		for name := range differ {
+			c.log.Warn("upstream list item left out: its backend lists its name more than once, with different definitions",
+				"upstream", b.Name(), "method", spec.method, "name", name)
+		}
+	}
+	clear(p.items[len(kept):])
+	p.items = kept
 }
 
 // reportTools hands a backend's complete tool list (backend-side names) to Options.OnTools, so

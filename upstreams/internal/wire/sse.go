@@ -27,11 +27,16 @@ const SSEListenBuffer = 1 << 10
 
 // SSEReader parses a text/event-stream (WHATWG HTML §9.2.6) far enough for MCP: lines end at
 // CRLF, LF or a lone CR, a leading byte-order mark is skipped, data lines are joined with
-// "\n", comments (keep-alives) and the event, id and retry fields are ignored
+// "\n", comments (keep-alives) and the id and retry fields are ignored
 // (2026-07-28 streams are not resumable,
 // https://modelcontextprotocol.io/specification/2026-07-28/basic/transports/streamable-http), and
 // an event is dispatched at a blank line. A partial event
-// at the end of the stream is discarded, as the standard says.
+// at the end of the stream is discarded, as the standard says. Only a message event is
+// dispatched: one whose last event field is empty or exactly "message", or that has none (the
+// standard gives such an event the type message). Both official SDKs' clients read a backend's
+// messages only from those and pass over every other type, so an event of another type
+// (a backend's own keep-alive, say) is passed over here too: the gateway relays the messages
+// a client talking to the backend itself would read, not another answer.
 //
 // Its lines and fields are those of eventstream.Lines and eventstream.Field, which the gateway's
 // clients' reader (eventstream.Reader) reads with too. It does not use that reader for its events: Next must
@@ -95,23 +100,28 @@ func NewSSEReaderSize(r io.Reader, max, size int) *SSEReader {
 // At the end of the stream it returns io.EOF; a broken stream returns the read error.
 func (s *SSEReader) Next() ([]byte, error) {
 	s.data = s.data[:0]
-	hasData := false
+	hasData, other := false, false
 	for {
 		line, err := s.readLine()
 		if err != nil {
 			return nil, err
 		}
 		if len(line) == 0 {
-			if hasData && len(s.data) > 0 {
+			if hasData && len(s.data) > 0 && !other {
 				return s.data, nil
 			}
-			// An event with empty data, such as a SEP-1699 priming event, carries nothing.
-			hasData = false
+			// An event with empty data, such as a SEP-1699 priming event, carries nothing;
+			// one of another type than message is no message (see SSEReader).
+			s.data, hasData, other = s.data[:0], false, false
 			continue
 		}
 		field, value := eventstream.Field(line)
 		if len(field) == 0 || string(field) != "data" {
-			// A comment (empty field name) or a field the modern protocol does not use.
+			// A comment (empty field name), the event's type, or a field the modern protocol
+			// does not use.
+			if string(field) == "event" {
+				other = len(value) > 0 && string(value) != "message" // "" is a message too
+			}
 			if s.OnField != nil && len(field) > 0 {
 				s.OnField(field, value)
 			}

@@ -50,7 +50,15 @@ func TestSSEReader(t *testing.T) {
 		{"tab is not stripped", "data:\ta\n\n", 100, []string{"\ta"}, io.EOF},
 		{"comments ignored", ":a\n: b\ndata: x\n:c\n\n", 100, []string{"x"}, io.EOF},
 		{"field names case-sensitive", "Data: x\nDATA: y\n\ndata: z\n\n", 100, []string{"z"}, io.EOF},
-		{"unknown fields ignored", "event: e\nid: 1\nretry: x\nfoo: bar\ndata: z\n\n", 100, []string{"z"}, io.EOF},
+		{"unknown fields ignored", "event: message\nid: 1\nretry: x\nfoo: bar\ndata: z\n\n", 100, []string{"z"}, io.EOF},
+		// Only message events are messages, as both SDKs' clients read them: an event of any
+		// other type is passed over, whatever its data and wherever its event field stands.
+		{"other event type passed over", "event: ping\ndata: {\"a\":1}\n\ndata: z\n\n", 100, []string{"z"}, io.EOF},
+		{"event type after its data", "data: x\nevent: endpoint\n\nevent: message\ndata: z\n\n", 100, []string{"z"}, io.EOF},
+		{"event type case-sensitive", "event: Message\ndata: x\n\ndata: z\n\n", 100, []string{"z"}, io.EOF},
+		{"empty event type is a message", "event\ndata: x\n\nevent:\ndata: z\n\n", 100, []string{"x", "z"}, io.EOF},
+		{"last event type counts", "event: ping\nevent: message\ndata: x\n\n", 100, []string{"x"}, io.EOF},
+		{"event type ends with its event", "event: ping\n\ndata: z\n\n", 100, []string{"z"}, io.EOF},
 		{"event with no data", "event: e\nid: 1\n\ndata: z\n\n", 100, []string{"z"}, io.EOF},
 		{"final event without blank line", "data: x\n\ndata: y\n", 100, []string{"x"}, io.EOF},
 		{"final event ended by CR", "data: x\r\rdata: y\r", 100, []string{"x"}, io.EOF},
@@ -106,13 +114,14 @@ func FuzzSSEReader(f *testing.F) {
 }
 
 // FuzzSSEReaderAgreesWithEventstream: the gateway's reader returns the data of exactly the
-// events the clients' reader (eventstream.Reader) returns with data that is not empty, in
+// message events the clients' reader (eventstream.Reader) returns with data that is not empty, in
 // order, and fails where it fails, a byte a read as much as whole: the gateway reads from a
 // backend's stream what a client reads from the same bytes.
 func FuzzSSEReaderAgreesWithEventstream(f *testing.F) {
 	f.Add("data: a\n\n: c\ndata: b\r\n\r\nevent: e\ndata\n\n", 16)
 	f.Add("\uFEFFdata: a\rdata: b\r\n\rid: 1\n\n", 4)
 	f.Add("data: 0123\ndata: 4567\n\n", 6)
+	f.Add("event: ping\ndata: a\n\nevent:\ndata: b\n\ndata: c\nevent: message\n\n", 16)
 	f.Fuzz(func(t *testing.T, in string, max int) {
 		if max <= 0 || max > 1<<16 {
 			return
@@ -120,7 +129,7 @@ func FuzzSSEReaderAgreesWithEventstream(f *testing.F) {
 		var want []string
 		evs, werr := eventstream.Parse([]byte(in), max)
 		for _, ev := range evs {
-			if len(ev.Data) > 0 {
+			if len(ev.Data) > 0 && (ev.Type == "" || ev.Type == "message") {
 				want = append(want, string(ev.Data))
 			}
 		}
