@@ -86,6 +86,7 @@ var deployClaims = []deployClaim{
 	{opens: "Each backend gets its own credentials, configured as headers", tests: []string{"internal/gateway:TestDeployBackendCredentials", "helm:checkSingle"}},
 	{opens: "Every file under `/etc/mcp-gateway/secrets/` comes from one Secret", tests: []string{"helm:checkMounts", "helm:checkHA", "helm:checkGatewayTLS"}},
 	{opens: "Prometheus metrics are on the admin port, `:9090/metrics`", tests: []string{"internal/gateway:TestAdminListenerDefaults", "internal/gateway:TestAdminAccessConfig", "helm:checkCommon", "helm:checkMinimal"}},
+	{opens: "The admin port has a Service of its own, `<fullname>-admin`", tests: []string{"helm:TestAdminServiceNeverPublished", "helm:checkSelectors", "helm:checkServiceMonitor", "helm:checkTestPod", "helm:TestNotes"}},
 	{opens: "| `/healthz` |", tests: []string{"internal/gateway:TestAdminEndpointsNeedToken", "helm:checkProbes"}},
 	{opens: "| `/readyz` |", tests: []string{"internal/gateway:TestAdminEndpointsNeedToken", "mcphttp:TestAdminCredential", "helm:checkProbes", "helm:checkTestPod"}},
 	{opens: "| `/metrics`, `/pins` |", tests: []string{"internal/gateway:TestAdminEndpointsNeedToken", "mcphttp:TestAdminCredential"}},

@@ -23,7 +23,7 @@ func TestNotes(t *testing.T) {
 		{name: "plain", want: []string{
 			"kubectl -n mcp port-forward svc/" + fullname + " 8080:80\n",
 			"then http://127.0.0.1:8080/mcp\n",
-			"kubectl -n mcp port-forward svc/" + fullname + " 9090:9090\n",
+			"kubectl -n mcp port-forward svc/" + fullname + "-admin 9090:9090\n",
 		}},
 		{name: "TLS at the gateway", sets: []string{"tls.enabled=true", "tls.secretName=mcp-tls"},
 			want:    []string{"then https://127.0.0.1:8080/mcp"},

@@ -4,7 +4,6 @@ import (
 	"path"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -115,7 +114,12 @@ func checkSelectors(t *testing.T, m manifests, dep *appsv1.Deployment) {
 		t.Error("Deployment selector does not match its pod labels")
 	}
 	svc := find[*corev1.Service](t, m, fullname)
-	checkService(t, svc, podLabels)
+	checkService(t, svc, podLabels, "mcp->mcp")
+	admin := find[*corev1.Service](t, m, fullname+"-admin")
+	checkService(t, admin, podLabels, "admin->admin")
+	if admin.Spec.Type != corev1.ServiceTypeClusterIP {
+		t.Errorf("admin Service type %q, want ClusterIP whatever service.type is", admin.Spec.Type)
+	}
 	for _, o := range m.typed {
 		switch v := o.(type) {
 		case *policyv1.PodDisruptionBudget:
@@ -137,11 +141,11 @@ func checkSelectors(t *testing.T, m manifests, dep *appsv1.Deployment) {
 		}
 	}
 	for _, sm := range m.customByKind("ServiceMonitor") {
-		checkServiceMonitor(t, sm, svc, secretName(t, dep.Spec.Template.Spec))
+		checkServiceMonitor(t, sm, admin, svc, secretName(t, dep.Spec.Template.Spec))
 	}
 }
 
-func checkService(t *testing.T, svc *corev1.Service, podLabels map[string]string) {
+func checkService(t *testing.T, svc *corev1.Service, podLabels map[string]string, ports ...string) {
 	t.Helper()
 	if !selectorMatches(t, &metav1.LabelSelector{MatchLabels: svc.Spec.Selector}, podLabels) {
 		t.Error("Service selector does not match the gateway pods")
@@ -153,8 +157,8 @@ func checkService(t *testing.T, svc *corev1.Service, podLabels map[string]string
 	for _, p := range svc.Spec.Ports {
 		names = append(names, p.Name+"->"+p.TargetPort.String())
 	}
-	if !slices.Equal(names, []string{"mcp->mcp", "admin->admin"}) {
-		t.Errorf("Service ports = %v, want mcp and admin to the named container ports", names)
+	if !slices.Equal(names, ports) {
+		t.Errorf("Service %s ports = %v, want %v, to the named container ports", svc.Name, names, ports)
 	}
 }
 
@@ -170,12 +174,16 @@ func secretName(t *testing.T, spec corev1.PodSpec) string {
 }
 
 // checkServiceMonitor: the ServiceMonitor scrapes the admin port's /metrics of the gateway's
-// Service, with the admin token from the pod's own Secret as its bearer (/metrics needs it).
-func checkServiceMonitor(t *testing.T, sm *unstructured.Unstructured, svc *corev1.Service, secret string) {
+// admin Service, not of the MCP one, with the admin token from the pod's own Secret as its
+// bearer (/metrics needs it).
+func checkServiceMonitor(t *testing.T, sm *unstructured.Unstructured, admin, mcp *corev1.Service, secret string) {
 	t.Helper()
 	sel, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
-	if !selectorMatches(t, &metav1.LabelSelector{MatchLabels: sel}, svc.Labels) {
-		t.Errorf("ServiceMonitor selector %v does not match the Service labels", sel)
+	if !selectorMatches(t, &metav1.LabelSelector{MatchLabels: sel}, admin.Labels) {
+		t.Errorf("ServiceMonitor selector %v does not match the admin Service labels", sel)
+	}
+	if selectorMatches(t, &metav1.LabelSelector{MatchLabels: sel}, mcp.Labels) {
+		t.Errorf("ServiceMonitor selector %v matches the MCP Service too", sel)
 	}
 	eps, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
 	if len(eps) != 1 {
@@ -199,11 +207,11 @@ func checkTestPod(t *testing.T, m manifests) {
 	if pod.Annotations["helm.sh/hook"] != "test" {
 		t.Error("test Pod is not a helm test hook")
 	}
-	svc := find[*corev1.Service](t, m, fullname)
-	want := ":" + strconv.Itoa(int(adminServicePort(svc))) + "/readyz"
+	svc := find[*corev1.Service](t, m, fullname+"-admin")
+	want := "http://" + svc.Name + ".mcp.svc:" + strconv.Itoa(int(adminServicePort(svc))) + "/readyz"
 	c := pod.Spec.Containers[0]
-	if !strings.HasSuffix(c.Args[len(c.Args)-1], want) || pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
-		t.Errorf("test Pod args %v, want a URL ending in %s", c.Args, want)
+	if c.Args[len(c.Args)-1] != want || pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("test Pod args %v, want the URL %s", c.Args, want)
 	}
 	if pod.Spec.SecurityContext == nil || !isTrue(pod.Spec.SecurityContext.RunAsNonRoot) {
 		t.Error("test Pod must run as non-root")

@@ -101,7 +101,6 @@ func testUnsafe(t *testing.T, h helmCLI) {
 		{"pprof on the pod's port", minimal, []string{"config.admin.pprof=true"}, "loopback-only admin listener only"},
 		{"explainer secret inline", minimal, []string{"config.admin.explain.enabled=true", "config.admin.explain.secret.value=x"}, "value"},
 		{"one container port for both listeners", minimal, []string{"containerPorts.admin=8080"}, "containerPorts.mcp and containerPorts.admin are both 8080"},
-		{"one service port for both", minimal, []string{"service.adminPort=80"}, "service.port and service.adminPort are both 80"},
 		{"tls without secret", minimal, []string{"tls.enabled=true"}, "tls.enabled needs tls.secretName"},
 		{"hpa without metrics", minimal, []string{"redis.url=redis://r:6379", "autoscaling.enabled=true", "autoscaling.targetCPUUtilizationPercentage=null"}, "needs targetCPUUtilizationPercentage"},
 		{"lock file without a pinned backend", []string{"pins.yaml"}, []string{"config.pins.backends.notes.mode=lockfile"},

@@ -26,6 +26,19 @@ the gateway dials.
 {{- printf "%s-redis" (include "mcp-gateway.fullname" . | trunc 57 | trimSuffix "-") }}
 {{- end }}
 
+{{/*
+Name of the admin Service (health, readiness, metrics): the full name cut so that with "-admin"
+it stays within the 63 characters of a Service name.
+*/}}
+{{- define "mcp-gateway.adminServiceName" -}}
+{{- printf "%s-admin" (include "mcp-gateway.fullname" . | trunc 57 | trimSuffix "-") }}
+{{- end }}
+
+{{/* The label that sets the admin Service apart from the MCP one, for the ServiceMonitor. */}}
+{{- define "mcp-gateway.adminServiceLabel" -}}
+mcp-gateway/service: admin
+{{- end }}
+
 {{/* Chart name and version for the helm.sh/chart label. */}}
 {{- define "mcp-gateway.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}

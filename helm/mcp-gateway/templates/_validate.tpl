@@ -65,9 +65,6 @@ says what to change.
 {{- if eq (int .Values.containerPorts.mcp) (int .Values.containerPorts.admin) }}
 {{- $errs = append $errs (printf "containerPorts.mcp and containerPorts.admin are both %d: the gateway binds its MCP and admin listeners on the pod's interfaces, and the second cannot take the port the first holds; give each its own port" (int .Values.containerPorts.mcp)) }}
 {{- end }}
-{{- if eq (int .Values.service.port) (int .Values.service.adminPort) }}
-{{- $errs = append $errs (printf "service.port and service.adminPort are both %d: a Service cannot expose two ports with one number; give each its own port" (int .Values.service.port)) }}
-{{- end }}
 {{- if and .Values.networkPolicy.enabled (kindIs "slice" .Values.networkPolicy.egress) (not .Values.networkPolicy.egress) }}
 {{- $errs = append $errs "networkPolicy.egress is an empty list, a policy that denies every connection the gateway makes (DNS, the token issuers, the backends, Redis): leave it null for no restriction, or list the rules" }}
 {{- end }}
