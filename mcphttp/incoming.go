@@ -26,6 +26,10 @@ type EraEdge interface {
 	ServePost(in *Incoming, decodeErr error) (served bool, err error)
 	// ClaimsGet reports whether a GET is one of the edge's streams; the others are 405.
 	ClaimsGet(r *http.Request) bool
+	// KeepsStream reports whether a stream opened by r, already running, may go on under this
+	// edge for p, the caller this edge's configuration authenticates r as (nil without
+	// authentication): a reload asks the new configuration's edge (Server.AcceptsStream).
+	KeepsStream(r *http.Request, p *authz.Principal) bool
 	// ServeGet serves a GET it claimed.
 	ServeGet(in *Incoming) error
 	// Start runs the edge's background work until ctx ends.

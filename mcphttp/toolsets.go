@@ -553,11 +553,12 @@ func (t *toolsets) forOtherEndpoint(publicURL string, set *toolset, p *authz.Pri
 // was verified as (p; nil without authentication). A reload judges by it each stream open on
 // the configuration it replaces, which would otherwise run on under the rules it was opened
 // with: a stream is refused when s serves none at r's path (its tool set removed or moved, the
-// endpoint's path changed, the pre-2026 edge or its stream turned off), when s refuses r's
+// endpoint's path changed, the pre-2026 edge or its stream turned off), when r's session no
+// longer opens there (EraEdge.KeepsStream: its version no longer served), when s refuses r's
 // origin, and when p's token is for another endpoint (checkAudience): for a tool set whose
 // resource changed, or on an endpoint a new set made narrower than the token's audience.
 func (s *Server) AcceptsStream(r *http.Request, p *authz.Principal) bool {
-	if s.edge == nil || !s.edge.ClaimsGet(r) || s.origins.check(r) != nil {
+	if s.edge == nil || !s.edge.KeepsStream(r, p) || s.origins.check(r) != nil {
 		return false
 	}
 	// The route echo finds for r (Register): the endpoint's path, or a set's.

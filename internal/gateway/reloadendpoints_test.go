@@ -108,6 +108,21 @@ func TestReloadEndsStreamsTheirEndpointRefuses(t *testing.T) {
 		s.wantEnded(t, "the stream of an origin no longer allowed outlived the reload")
 		wantDelivers(t, alpha, kept)
 	})
+	t.Run("the session's version no longer served", func(t *testing.T) {
+		// Every request of the session is 404 once legacy.versions stops naming its version:
+		// its stream must not go on relaying to a session the gateway no longer knows.
+		alpha := mcptest.StartServer(t, "alpha", mcptest.WithSubscriptions())
+		config := "auth: {disabled: true}\nupstreams:\n" + upstreamYAML(alpha)
+		f := startReloadGateway(t, "1h", config)
+		kept := openLegacyStreamAt(t, f.url(), "", "", "2025-06-18")
+		waitBackendAcknowledgesListen(t, alpha)
+		removed := openLegacyStream(t, f.url(), "")
+		if err := f.reload(t, "1h", config+"legacy: {versions: [\"2025-06-18\"]}\n"); err != nil {
+			t.Fatalf("reload: %v", err)
+		}
+		removed.wantEnded(t, "the stream of a session at a version no longer served outlived the reload")
+		wantDelivers(t, alpha, kept)
+	})
 	t.Run("the pre-2026 stream turned off", func(t *testing.T) {
 		alpha := mcptest.StartServer(t, "alpha")
 		config := "auth: {disabled: true}\nupstreams:\n" + upstreamYAML(alpha)

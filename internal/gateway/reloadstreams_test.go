@@ -87,6 +87,12 @@ func openLegacyStream(t *testing.T, url, tok string) *legacyStream {
 // openLegacyStreamFrom is openLegacyStream by a page of origin (no Origin header when empty).
 func openLegacyStreamFrom(t *testing.T, url, tok, origin string) *legacyStream {
 	t.Helper()
+	return openLegacyStreamAt(t, url, tok, origin, "2025-11-25")
+}
+
+// openLegacyStreamAt is openLegacyStreamFrom with a session initialized at version.
+func openLegacyStreamAt(t *testing.T, url, tok, origin, version string) *legacyStream {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), reloadWait)
 	t.Cleanup(cancel)
 	h := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
@@ -96,7 +102,7 @@ func openLegacyStreamFrom(t *testing.T, url, tok, origin string) *legacyStream {
 	if origin != "" {
 		h.Set("Origin", origin)
 	}
-	res := legacyGet(t, ctx, url, tok, legacySessionWith(t, url, h), origin)
+	res := legacyGetAt(t, ctx, url, tok, legacySessionAt(t, url, h, version), origin, version)
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("GET stream: %d", res.StatusCode)
 	}
@@ -129,10 +135,16 @@ func legacySession(t *testing.T, url, tok string) string {
 // legacySessionWith initializes a pre-2026 session with the request headers h and returns its id.
 func legacySessionWith(t *testing.T, url string, h http.Header) string {
 	t.Helper()
+	return legacySessionAt(t, url, h, "2025-11-25")
+}
+
+// legacySessionAt is legacySessionWith negotiating version, which the gateway must serve.
+func legacySessionAt(t *testing.T, url string, h http.Header, version string) string {
+	t.Helper()
 	_, rh, body := post(t, url, h,
-		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
 	sid := rh.Get("Mcp-Session-Id")
-	if sid == "" {
+	if sid == "" || !strings.Contains(body, `"protocolVersion":"`+version+`"`) {
 		t.Fatalf("initialize: %s", body)
 	}
 	return sid
@@ -142,8 +154,14 @@ func legacySessionWith(t *testing.T, url string, h http.Header) string {
 // is empty.
 func legacyGet(t *testing.T, ctx context.Context, url, tok, sid, origin string) *http.Response {
 	t.Helper()
+	return legacyGetAt(t, ctx, url, tok, sid, origin, "2025-11-25")
+}
+
+// legacyGetAt is legacyGet for a session negotiated at version.
+func legacyGetAt(t *testing.T, ctx context.Context, url, tok, sid, origin, version string) *http.Response {
+	t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	req.Header = http.Header{"Accept": {"text/event-stream"}, "Mcp-Protocol-Version": {"2025-11-25"}}
+	req.Header = http.Header{"Accept": {"text/event-stream"}, "Mcp-Protocol-Version": {version}}
 	if sid != "" {
 		req.Header.Set("Mcp-Session-Id", sid)
 	}

@@ -216,13 +216,11 @@ func cancelsInBatch(items []batchItem, ids map[string]int) {
 		if items[i].err != nil || m == nil || !m.IsNotification() || m.Method != era.NotifCancelled {
 			continue
 		}
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-		}
-		if json.Unmarshal(m.Params, &p) != nil || len(p.RequestID) == 0 {
+		id := cancelledID(m.Params)
+		if len(id) == 0 {
 			continue
 		}
-		at, ok := ids[batchID(p.RequestID)]
+		at, ok := ids[batchID(id)]
 		if !ok {
 			continue
 		}

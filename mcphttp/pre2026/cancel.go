@@ -37,6 +37,24 @@ func runID(id json.RawMessage) (string, bool) {
 	return hex.EncodeToString(sum[:]), true
 }
 
+// cancelledID is the requestId of a client's notifications/cancelled (params, which the strict
+// decode read), read by its exact name: nil when it has none. A member spelled otherwise
+// ("RequestId", "requestid"), which encoding/json would have taken for it, names nothing, as it
+// does to a peer that reads names as MCP spells them: the notification cancels nothing then.
+func cancelledID(params json.RawMessage) json.RawMessage {
+	var id json.RawMessage
+	if len(params) == 0 {
+		return nil
+	}
+	_ = jsonrpc.Members(params, func(k, v []byte) error {
+		if string(k) == "requestId" {
+			id = v
+		}
+		return nil
+	})
+	return id
+}
+
 // runEntry is one tracked request. A pointer, so that untrack removes exactly the entry it
 // added even when a client reuses an id while the first request still runs.
 type runEntry struct {

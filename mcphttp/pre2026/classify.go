@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/mcphttp"
@@ -61,4 +62,19 @@ func classify(method string, meta *jsonrpc.Meta, h http.Header, served []string)
 // Accept that takes an event stream, when the stream is on. Any other GET is 405, as before.
 func (e *Edge) ClaimsGet(r *http.Request) bool {
 	return e.cfg.GetStream && len(r.Header.Values(mcpheader.SessionID)) > 0 && acceptsSSE(r.Header.Values("Accept"))
+}
+
+// KeepsStream reports whether a GET stream opened by r goes on under this edge for p (a reload
+// asks the edge of the configuration replacing the stream's): the stream is still on and the
+// session still opens for p at a version this edge serves. Once legacy.versions stops naming a
+// session's version every request of the session is 404 (openSession); its stream must not go
+// on relaying to a session the gateway no longer knows, so it ends, and its client, refused,
+// initializes again at a version served now.
+func (e *Edge) KeepsStream(r *http.Request, p *authz.Principal) bool {
+	ids := r.Header.Values(mcpheader.SessionID)
+	if !e.ClaimsGet(r) || len(ids) != 1 {
+		return false
+	}
+	sess, err := e.sessions.Open(ids[0], principalOf(p))
+	return err == nil && e.serves(sess.Version)
 }

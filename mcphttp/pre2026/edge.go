@@ -345,11 +345,8 @@ func (q *clientReq) request() error {
 // it names, on whichever replica runs it.
 func (q *clientReq) notification() {
 	if q.msg.Method == era.NotifCancelled && sessionBound(q.sess) {
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-		}
-		if json.Unmarshal(q.msg.Params, &p) == nil && len(p.RequestID) > 0 {
-			q.e.asks.cancel(q.in.Context(), q.sess, q.in.BoundKey(), p.RequestID)
+		if id := cancelledID(q.msg.Params); len(id) > 0 {
+			q.e.asks.cancel(q.in.Context(), q.sess, q.in.BoundKey(), id)
 		}
 	}
 	q.c.Accepted()

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"unicode/utf8"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/legacysession"
@@ -18,8 +19,10 @@ import (
 
 // principal is what a session is bound to: the verified issuer and subject of this request,
 // never a token (which changes on every refresh).
-func (q *clientReq) principal() string {
-	p := q.in.Principal()
+func (q *clientReq) principal() string { return principalOf(q.in.Principal()) }
+
+// principalOf is what a session of caller p is bound to: Anonymous without authentication.
+func principalOf(p *authz.Principal) string {
 	if p == nil {
 		return legacysession.Anonymous
 	}
