@@ -54,7 +54,7 @@ func (x *request) listen() error {
 		visible, reaches = followed(x.ctx, visible), followedReaches(x.ctx, reaches)
 	}
 	caller := upstreams.ListenCaller{Key: x.bound(), Visible: visible, Reaches: reaches, Dropped: x.s.metrics.ListenDropped,
-		Spell: resourceSpeller(x)}
+		Spell: resourceSpeller(x), Subject: x.listSubjectToken(), SubjectKey: x.caller.keyOf(x.listSubjectToken())}
 	x.shed()
 	ctx, cancel := untilTokenExpires(x)
 	defer cancel()

@@ -59,7 +59,8 @@ type Config struct {
 	// [a-z][a-z0-9-]{0,62}, unique.
 	Name string `yaml:"name"`
 	// URL is the Interceptor Server's MCP endpoint (Streamable HTTP), or with Webhook the URL
-	// the invocation is POSTed to. http or https; user info in it is never reported.
+	// the invocation is POSTed to. http or https; user info in it is sent as Basic Authorization
+	// (it excludes auth and an Authorization header) and is never reported.
 	URL string `yaml:"url"`
 	// Webhook makes URL a plain HTTP endpoint: the interceptor/invoke params are POSTed as a
 	// JSON object and the answer is the result object itself (no JSON-RPC, no MCP session).

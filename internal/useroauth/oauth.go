@@ -10,12 +10,12 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/egress"
 	"github.com/mcp-gateway/gateway/internal/vault"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
 )
 
 // maxTokenResponseBytes bounds a token endpoint's answer.
@@ -160,7 +160,7 @@ func (a *asClient) tokenRequest(ctx context.Context, as *asMetadata, c client, f
 		return nil, &unusableError{TokenType: errorCode(cmp.Or(w.TokenType, "none")), access: w.AccessToken, refreshTok: w.RefreshToken}
 	}
 	tr := &tokenResponse{AccessToken: w.AccessToken, RefreshToken: w.RefreshToken, Scope: scopeOf(w.Scope)}
-	if life, ok := lifetime(w.ExpiresIn); ok {
+	if life, ok := backend.TokenLifetime(w.ExpiresIn); ok {
 		tr.Expiry = a.now().Add(life)
 	}
 	return tr, nil
@@ -178,19 +178,6 @@ func errorMember(raw json.RawMessage) (code string, refused bool) {
 		return "", false
 	}
 	return code, true
-}
-
-// lifetime is a token answer's expires_in: whole seconds, as a number or a numeric string (as
-// some servers send it), from one second to ten years; ok is false for anything else (absent,
-// null, zero, negative, fractional, huge, not a number), which is no reason to lose tokens the
-// server has issued: the lifetime is unknown (tokenExpiry).
-func lifetime(raw json.RawMessage) (time.Duration, bool) {
-	s := strings.Trim(string(raw), `"`)
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n <= 0 || n >= 10*365*24*3600 {
-		return 0, false
-	}
-	return time.Duration(n) * time.Second, true
 }
 
 // tokenExpiry is when a record holding tr's access token and refreshToken takes it to expire:

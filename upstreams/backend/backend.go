@@ -198,6 +198,11 @@ func newBackend(uc Config, userAgent string, env *Env) *Backend {
 	for k, v := range uc.Headers {
 		b.header.Set(k, v)
 	}
+	if auth := userInfoAuth(uc.URL); auth != "" && uc.Auth.Type == "" && b.header.Get("Authorization") == "" {
+		// Every request carries it, as net/http's client would add it: a request sent through
+		// the transport alone (every 2026-07-28 one) would otherwise go without it.
+		b.header.Set("Authorization", auth)
+	}
 	if tmpl, err := http.NewRequest(http.MethodPost, uc.URL, nil); err == nil {
 		b.template = tmpl
 	}

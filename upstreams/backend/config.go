@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -94,7 +95,9 @@ type Config struct {
 	// Name identifies the backend in namespaced names, URIs, logs and metric labels:
 	// [a-z][a-z0-9-]{0,62}, unique.
 	Name string `yaml:"name"`
-	// URL is the backend's MCP endpoint, http or https. User info in it is never reported.
+	// URL is the backend's MCP endpoint, http or https. User info in it is sent as Basic
+	// Authorization on every request (it excludes auth and an Authorization header) and is
+	// never reported.
 	URL string `yaml:"url"`
 	// Timeout bounds a whole call, response stream included. Zero means DefaultTimeout.
 	Timeout time.Duration `yaml:"timeout"`
@@ -150,6 +153,9 @@ func (u *Config) Problems() []error {
 	if err := validateURL(u.URL); err != nil {
 		add("url", "%v", err)
 	}
+	if _, set := headerSet(u.Headers, "Authorization"); userInfoAuth(u.URL) != "" && (set || u.Auth.Type != "") {
+		add("url", "user information (sent as Basic Authorization) excludes auth and an Authorization header")
+	}
 	for _, f := range []struct {
 		key string
 		neg bool
@@ -197,6 +203,17 @@ func validateURL(raw string) error {
 	return nil
 }
 
+// userInfoAuth is the Basic Authorization a URL's user information stands for (RFC 7617),
+// "" for a URL without it.
+func userInfoAuth(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return ""
+	}
+	pw, _ := u.User.Password()
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pw))
+}
+
 func validateHeader(name, value string) error {
 	if name == "" || strings.IndexFunc(name, func(r rune) bool { return !isTokenChar(r) }) >= 0 {
 		return fmt.Errorf("%q is not an HTTP header name (a token)", name)
@@ -213,6 +230,16 @@ func validateHeader(name, value string) error {
 		return errors.New("the value has a control character (CR, LF or NUL)")
 	}
 	return nil
+}
+
+// headerSet returns the value of the header name (canonical) among headers, however spelt.
+func headerSet(headers map[string]string, name string) (string, bool) {
+	for k, v := range headers {
+		if http.CanonicalHeaderKey(k) == name {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 func isTokenChar(r rune) bool {

@@ -61,6 +61,17 @@ func (c *credentials) checkSubjectIssuer(o *Request) error {
 		"The backend "+c.name+" does not take callers of your issuer: the gateway does not exchange their tokens for it"))
 }
 
+// CheckSubjectIssuer is checkSubjectIssuer for a request o of a caller of b made outside a call
+// (a pre-2026 listen's session, which the bridge opens as the caller without checking it):
+// nil when b exchanges no tokens. It is a function, not a method: Backend has as many methods
+// as a type may.
+func CheckSubjectIssuer(b *Backend, o *Request) error {
+	if !b.ExchangesTokens() {
+		return nil
+	}
+	return b.creds.checkSubjectIssuer(o)
+}
+
 // validateSubjectIssuers checks auth.subjectIssuers: for tokenExchange, at least one issuer URL;
 // for any other type, none.
 func (a *AuthConfig) validateSubjectIssuers() []error {

@@ -162,10 +162,12 @@ func (p *Pool) takeAll() []*Session {
 	return live
 }
 
-// Initialize opens a session of the gateway that no pool holds (a listen's own: subscriptions
-// are per session, and a session has one GET stream); Delete must end it.
+// Initialize opens a session that no pool holds (a listen's own: subscriptions are per session,
+// and a session has one GET stream): of the caller ctx carries (WithCaller), else of the
+// gateway. Delete must end it.
 func (br *Bridge) Initialize(ctx context.Context) (*Session, error) {
-	return br.initialize(ctx, false)
+	_, asCaller := ctx.Value(callerKey{}).(caller)
+	return br.initialize(ctx, asCaller)
 }
 
 // initialize performs the handshake for a session of the gateway (caller false) or of the

@@ -29,9 +29,10 @@ var errNoSubscribers = errors.New("upstreams: the last subscriber left the liste
 //
 // Identical means the same backend request: the same share of the subscriptions (so every
 // subscriber gets exactly what its own stream would carry), the same _meta and the same
-// Mcp-Param-* headers. Backend listen streams carry the gateway's credentials, never the
-// caller's (see backend.Request.FromCaller), and every caller is authenticated on its own request
-// before it joins. The request id and trace context the backend sees are those of the client
+// Mcp-Param-* headers, and for a backend that exchanges tokens (RFC 8693) the same caller's token:
+// such a backend's listen stream carries that caller's exchanged token (feedSpec.subject). Any
+// other backend's listen streams carry the gateway's credentials, never the caller's (see
+// backend.Request.FromCaller). Every caller is authenticated on its own request before it joins. The request id and trace context the backend sees are those of the client
 // whose listen opened the stream.
 //
 // The notifications waiting for clients are charged to the replica's budget of result bytes
@@ -94,6 +95,23 @@ type feedSpec struct {
 	version string
 	id      json.RawMessage // the id of the listen that opens the stream
 	pass    http.Header
+	// subject is the caller's verified token for a backend that exchanges tokens
+	// (backend.Backend.SubjectFor), "" for any other; subjectKey is its backend.SubjectKey and
+	// caller the caller's key (Caller.Key). Such a backend sees every listen as its caller, as
+	// it sees every call: the stream carries the caller's exchanged token, never the gateway's
+	// credentials, and only listens of the same token share it.
+	subject, subjectKey, caller string
+}
+
+// request is what the backend request of s's stream is, short of its body: for a backend
+// that exchanges tokens, one caller's (its token exchanged, its failure charged to it); for
+// any other, one made for every listener at once.
+func (s *feedSpec) request() backend.Request {
+	if !s.b.ExchangesTokens() {
+		return backend.Request{Method: wire.MethodListen, Version: s.version, Header: s.pass, Shared: true}
+	}
+	return backend.Request{Method: wire.MethodListen, Version: s.version, Header: s.pass, Subject: s.subject,
+		SubjectKey: s.subjectKey, Caller: s.caller, FromCaller: true}
 }
 
 // key identifies the backend request of s, short of its id and its trace and request-id
@@ -102,6 +120,9 @@ func (s *feedSpec) key() string {
 	var k strings.Builder
 	k.WriteString(s.b.Name())
 	k.WriteByte(0)
+	// A fixed-length digest after the name, which holds no NUL: one token's streams apart from
+	// every other's.
+	k.WriteString(s.subjectKey)
 	k.Write(appendListenRequest(json.RawMessage(`0`), s.meta, s.share))
 	var params []string
 	for name, vs := range s.pass {

@@ -22,7 +22,15 @@ import (
 func (f *feed) legacyBackend(ctx context.Context) {
 	src, b := f.spec.src, f.spec.b
 	start := src.Now()
-	err := f.legacyListen(ctx, b, f.spec.share, f.spec.pass)
+	o := f.spec.request()
+	err := backend.CheckSubjectIssuer(b, &o)
+	if err == nil {
+		if o.FromCaller {
+			// The session, its subscriptions and its stream are the caller's, as a call's are.
+			ctx = legacy.WithCaller(ctx, o.Subject, o.SubjectKey)
+		}
+		err = f.legacyListen(ctx, b, f.spec.share, f.spec.pass)
+	}
 	switch {
 	case errors.Is(err, errLegacySkip):
 		src.Log.Info("legacy upstream has no GET stream; left out of the listen", "upstream", b.Name())
@@ -30,8 +38,8 @@ func (f *feed) legacyBackend(ctx context.Context) {
 	case err != nil && ctx.Err() == nil:
 		src.Log.Warn("upstream listen stream failed", "upstream", b.Name(), "error", err.Error())
 	}
-	// Shared by its listeners, as a modern listen stream is (feed.backend).
-	b.Record(&backend.Request{Method: wire.MethodListen, Shared: true}, start, err)
+	// Charged as a modern listen stream is (feed.backend).
+	b.Record(&o, start, err)
 }
 
 // errLegacySkip marks a legacy backend that cannot take part in an operation (a GET stream

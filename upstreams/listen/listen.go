@@ -10,6 +10,7 @@
 package listen
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -127,7 +128,11 @@ func (src *Source) subscribe(ctx context.Context, hub *Listens, limits queueLimi
 		if shares[i].empty() {
 			continue
 		}
-		hub.join(ctx, s, &feedSpec{src: src, b: b, share: &shares[i], meta: meta, version: m.ProtocolVersion, id: id, pass: hdr})
+		spec := &feedSpec{src: src, b: b, share: &shares[i], meta: meta, version: m.ProtocolVersion, id: id, pass: hdr}
+		if spec.subject = b.SubjectFor(c.Subject); spec.subject != "" {
+			spec.subjectKey, spec.caller = cmp.Or(c.SubjectKey, backend.SubjectKey(spec.subject)), c.Key
+		}
+		hub.join(ctx, s, spec)
 	}
 	return s, emit(ackMessage(id, honoured))
 }
@@ -245,8 +250,9 @@ func (f *feed) backend(ctx context.Context) {
 	start := src.Now()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	o := &backend.Request{Method: wire.MethodListen, Version: f.spec.version, Header: f.spec.pass,
-		Body: appendListenRequest(f.spec.id, f.spec.meta, f.spec.share), Shared: true}
+	req := f.spec.request()
+	o := &req
+	o.Body = appendListenRequest(f.spec.id, f.spec.meta, f.spec.share)
 	// Only the wait for response headers is bounded: the stream itself is long-lived.
 	headers := time.AfterFunc(b.Timeout(), func() { cancel(wire.ErrCallTimeout) })
 	resp, err := b.Post(ctx, o)

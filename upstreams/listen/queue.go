@@ -40,6 +40,12 @@ type Caller struct {
 	// called while the listen is set up, on the caller's goroutine. nil, or an empty result,
 	// sends t's URI form.
 	Spell func(ctx context.Context, t names.Target) string
+	// Subject is the caller's verified token, and SubjectKey its backend.SubjectKey ("" has it
+	// computed here): a backend that exchanges tokens (RFC 8693) receives this caller's listen
+	// with its exchanged token, on a stream of this token's (feedSpec.subject); no other
+	// backend's request holds it. "" for a caller without one: such a backend's stream is
+	// then refused.
+	Subject, SubjectKey string
 }
 
 // Why a notification a backend sent on a listen stream was not relayed to a client.
