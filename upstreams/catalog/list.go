@@ -539,6 +539,12 @@ func (c *Catalog) leaveOutRepeated(b *backend.Backend, spec listSpec, p *part) {
 			}
 		}
 		for name := range differ {
+			if _, spelt := p.spellings[name]; spelt {
+				// The items of this normal form are gone, so buildSpellIndex can no longer count
+				// them: the one spelling recorded must not be taken for the only one listed.
+				// Neither is chosen, as for any normal form listed under two spellings.
+				p.spellings[name] = collidedSpelling
+			}
 			c.log.Warn("upstream list item left out: its backend lists its name more than once, with different definitions",
 				"upstream", b.Name(), "method", spec.method, "name", name)
 		}
