@@ -270,32 +270,9 @@ func (s *SignIn) Finish(w http.ResponseWriter, r *http.Request) (string, error) 
 		return "", &UnreachableError{err: configerr.Redact(err), RetryAfter: issuerRetryInterval}
 	}
 	raw, _ := tok.Extra("id_token").(string)
-	idt, err := p.provider.Verifier(&oidc.Config{ClientID: s.cfg.ClientID, Now: s.now}).Verify(ctx, raw)
+	idt, err := s.verifyIDToken(ctx, p, raw, l.Nonce)
 	if err != nil {
-		return "", &ErrSignIn{Why: "the identity token is not valid for this sign-in", Err: tokenRefusal(err)}
-	}
-	// The header is signed: an access token, a logout token or another JWT the issuer signs
-	// with the same keys, for this client, is not an ID token (its typ says so).
-	if authz.CheckIDTokenHeader(raw) != nil {
-		return "", &ErrSignIn{Why: "the identity token is not valid for this sign-in",
-			Err: fmt.Errorf("%w: its header types it as another kind of token, or asks for crit or b64", errTokenInvalid)}
-	}
-	if idt.Subject == "" {
-		// OpenID Connect requires sub; go-oidc does not check it. Every user of an issuer
-		// leaving it out would be the one user "" to the pages, each seeing and
-		// disconnecting the accounts the others connected; access tokens without it are
-		// refused too.
-		return "", &ErrSignIn{Why: "the identity token is not valid for this sign-in", Err: fmt.Errorf("%w: it names no subject", errTokenInvalid)}
-	}
-	if idt.Nonce == "" || idt.Nonce != l.Nonce {
-		return "", &ErrSignIn{Why: "the identity token is not valid for this sign-in", Err: fmt.Errorf("%w: its nonce is not this sign-in's", errTokenInvalid)}
-	}
-	// The page's user is read by name from a struct, as go-oidc reads iss and sub: a claim
-	// named twice, or once more in another case ("ſub", "SUB"), must not choose whose it is.
-	// The rule is the one access tokens are held to, so the two cannot drift apart.
-	var payload json.RawMessage
-	if idt.Claims(&payload) != nil || !authz.ClaimNamesExact(payload) {
-		return "", &ErrSignIn{Why: "the identity token names a claim twice"}
+		return "", err
 	}
 	var claims struct {
 		Name     string `json:"name"`
@@ -316,6 +293,40 @@ func (s *SignIn) Finish(w http.ResponseWriter, r *http.Request) (string, error) 
 	}
 	setCookie(w, sessionCookie, val, s.cfg.SessionTTL)
 	return l.Return, nil
+}
+
+// verifyIDToken checks the ID token raw of a sign-in whose nonce was nonce: signature,
+// audience and expiry (go-oidc), then what go-oidc does not check: its header's type, a
+// subject, the nonce, and claim names given once. An error is an *ErrSignIn.
+func (s *SignIn) verifyIDToken(ctx context.Context, p provided, raw, nonce string) (*oidc.IDToken, error) {
+	idt, err := p.provider.Verifier(&oidc.Config{ClientID: s.cfg.ClientID, Now: s.now}).Verify(ctx, raw)
+	if err != nil {
+		return nil, &ErrSignIn{Why: "the identity token is not valid for this sign-in", Err: tokenRefusal(err)}
+	}
+	// The header is signed: an access token, a logout token or another JWT the issuer signs
+	// with the same keys, for this client, is not an ID token (its typ says so).
+	if authz.CheckIDTokenHeader(raw) != nil {
+		return nil, &ErrSignIn{Why: "the identity token is not valid for this sign-in",
+			Err: fmt.Errorf("%w: its header types it as another kind of token, or asks for crit or b64", errTokenInvalid)}
+	}
+	if idt.Subject == "" {
+		// OpenID Connect requires sub; go-oidc does not check it. Every user of an issuer
+		// leaving it out would be the one user "" to the pages, each seeing and
+		// disconnecting the accounts the others connected; access tokens without it are
+		// refused too.
+		return nil, &ErrSignIn{Why: "the identity token is not valid for this sign-in", Err: fmt.Errorf("%w: it names no subject", errTokenInvalid)}
+	}
+	if idt.Nonce == "" || idt.Nonce != nonce {
+		return nil, &ErrSignIn{Why: "the identity token is not valid for this sign-in", Err: fmt.Errorf("%w: its nonce is not this sign-in's", errTokenInvalid)}
+	}
+	// The page's user is read by name from a struct, as go-oidc reads iss and sub: a claim
+	// named twice, or once more in another case ("ſub", "SUB"), must not choose whose it is.
+	// The rule is the one access tokens are held to, so the two cannot drift apart.
+	var payload json.RawMessage
+	if idt.Claims(&payload) != nil || !authz.ClaimNamesExact(payload) {
+		return nil, &ErrSignIn{Why: "the identity token names a claim twice"}
+	}
+	return idt, nil
 }
 
 func (s *SignIn) oauth2Config(p provided) *oauth2.Config {
