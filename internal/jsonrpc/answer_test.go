@@ -20,6 +20,8 @@ func TestDecodeClientAnswer(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"result":[]}`,                                  // result not an object
 		`{"jsonrpc":"2.0","id":1,"result":{},"error":{"code":1,"message":"x"}}`, // both
 		`{"jsonrpc":"2.0","id":1,"error":"x"}`,                                  // error not an object
+		`{"jsonrpc":"2.0","id":1,"error":{"Code":-1,"message":"no"}}`,           // code in another spelling
+		`{"jsonrpc":"2.0","id":1,"error":{"code":-1}}`,                          // no message
 		`{"jsonrpc":"1.0","id":1,"result":{}}`,                                  // version
 		`{"id":1,"result":{}}`,                                                  // no version
 		`{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}`,                  // a method besides

@@ -98,8 +98,9 @@ func clientAnswer(version bool, r *Request, result, errVal json.RawMessage) *Mes
 	}
 	m := &Message{ID: r.ID, Result: result}
 	if errVal != nil {
-		m.Error = &Error{}
-		if json.Unmarshal(errVal, m.Error) != nil {
+		// Read as a backend's error is (decodeError): code and message, named exactly.
+		var err error
+		if m.Error, err = decodeError(errVal); err != nil {
 			return nil
 		}
 	}
