@@ -64,12 +64,14 @@ type Session struct {
 }
 
 // login is one sign-in in progress, sealed into the login cookie: what the callback checks.
+// Its fields are left out when zero: the login that logins embeds, to read a previous release's
+// value, is empty in every value sealed now, and its keys would take room another sign-in can use.
 type login struct {
-	State    string    `json:"state"`
-	Nonce    string    `json:"nonce"`
-	Verifier string    `json:"verifier"`
-	Return   string    `json:"return"` // the gateway's path to show after sign-in
-	Expiry   time.Time `json:"exp"`
+	State    string    `json:"state,omitzero"`
+	Nonce    string    `json:"nonce,omitzero"`
+	Verifier string    `json:"verifier,omitzero"`
+	Return   string    `json:"return,omitzero"` // the gateway's path to show after sign-in
+	Expiry   time.Time `json:"exp,omitzero"`
 }
 
 // logins is the login cookie's sealed value: the sign-ins in progress in this browser, newest
