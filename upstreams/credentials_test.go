@@ -283,6 +283,11 @@ func TestAuthConfigValidate(t *testing.T) {
 		{"clear-text token URL", func(u *UpstreamConfig) { u.Auth.TokenURL = "http://idp.example/token" }, "https"},
 		{"no secret", func(u *UpstreamConfig) { u.Auth.ClientSecret = "" }, "clientSecret"},
 		{"with an Authorization header", func(u *UpstreamConfig) { u.Headers = map[string]string{"authorization": "Bearer x"} }, "exclude"},
+		{"user info with auth", func(u *UpstreamConfig) { u.URL = "https://gw:pw@alpha.example/mcp" }, "user information"},
+		{"user info with an Authorization header", func(u *UpstreamConfig) {
+			u.URL, u.Auth, u.Headers = "https://gw:pw@alpha.example/mcp", AuthConfig{}, map[string]string{"AUTHORIZATION": "Bearer x"}
+		}, "user information"},
+		{"user info alone", func(u *UpstreamConfig) { u.URL, u.Auth = "https://gw:pw@alpha.example/mcp", AuthConfig{} }, ""},
 		{"negative timeout", func(u *UpstreamConfig) { u.Auth.Timeout = -1 }, "negative"},
 		{"legacy sessions for exchange", func(u *UpstreamConfig) {
 			u.Auth.Type, u.Auth.MaxLegacySessions, u.Auth.LegacySessionIdle = AuthTokenExchange, 10, time.Minute

@@ -153,7 +153,7 @@ func (u *Config) Problems() []error {
 	if err := validateURL(u.URL); err != nil {
 		add("url", "%v", err)
 	}
-	if _, set := headerSet(u.Headers, "Authorization"); userInfoAuth(u.URL) != "" && (set || u.Auth.Type != "") {
+	if userInfoAuth(u.URL) != "" && (hasHeader(u.Headers, "Authorization") || u.Auth.Type != "") {
 		add("url", "user information (sent as Basic Authorization) excludes auth and an Authorization header")
 	}
 	for _, f := range []struct {
@@ -232,14 +232,14 @@ func validateHeader(name, value string) error {
 	return nil
 }
 
-// headerSet returns the value of the header name (canonical) among headers, however spelt.
-func headerSet(headers map[string]string, name string) (string, bool) {
-	for k, v := range headers {
+// hasHeader reports whether headers set the header name (canonical), however spelt.
+func hasHeader(headers map[string]string, name string) bool {
+	for k := range headers {
 		if http.CanonicalHeaderKey(k) == name {
-			return v, true
+			return true
 		}
 	}
-	return "", false
+	return false
 }
 
 func isTokenChar(r rune) bool {

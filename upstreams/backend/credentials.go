@@ -153,10 +153,8 @@ func (a *AuthConfig) validate(headers map[string]string) []error {
 	if a.Type != AuthTokenExchange && (a.MaxLegacySessions != 0 || a.LegacySessionIdle != 0) {
 		add("maxLegacySessions", "maxLegacySessions and legacySessionIdle apply to type tokenExchange only")
 	}
-	for name := range headers {
-		if http.CanonicalHeaderKey(name) == "Authorization" {
-			add("", "auth and an Authorization header exclude each other")
-		}
+	if hasHeader(headers, "Authorization") {
+		add("", "auth and an Authorization header exclude each other")
 	}
 	return errs
 }

@@ -100,10 +100,8 @@ func (a *AuthConfig) validateUserOAuth(headers map[string]string) []error {
 	if a.Timeout < 0 || a.RefreshBefore < 0 {
 		add("timeout", "timeout and refreshBefore must not be negative")
 	}
-	for name := range headers {
-		if http.CanonicalHeaderKey(name) == "Authorization" {
-			add("", "auth and an Authorization header exclude each other")
-		}
+	if hasHeader(headers, "Authorization") {
+		add("", "auth and an Authorization header exclude each other")
 	}
 	return errs
 }
