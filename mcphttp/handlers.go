@@ -206,6 +206,7 @@ func (x *request) call(ctx context.Context, target upstreams.Target, params json
 		Spelling:        resourceSpelling(x, target),
 		ProtocolVersion: x.in.meta.ProtocolVersion,
 		LogLevel:        x.in.meta.LogLevel,
+		ProgressToken:   x.in.meta.ProgressToken,
 		Header:          x.callHeaders(),
 		SubjectToken:    x.subjectToken(target.Upstream),
 		SubjectKey:      x.caller.keyOf(x.subjectToken(target.Upstream)),

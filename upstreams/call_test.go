@@ -103,7 +103,7 @@ func TestCallProgressBeforeResult(t *testing.T) {
 	meta := strings.TrimSuffix(upstreamstest.Meta, "}") + `,"progressToken":"tok"}`
 	s, err := r.Call(context.Background(), &Call{
 		Method: MethodToolsCall, ID: json.RawMessage(`3`), Target: target,
-		Params: json.RawMessage(`{"_meta":` + meta + `,"name":"beta__progress","arguments":{"steps":3}}`),
+		Params: json.RawMessage(`{"_meta":` + meta + `,"name":"beta__progress","arguments":{"steps":3}}`), ProgressToken: json.RawMessage(`"tok"`),
 	})
 	if err != nil {
 		t.Fatalf("Call: %v", err)

@@ -98,8 +98,13 @@ func TestLegacyProgressOnlyUnderItsToken(t *testing.T) {
 	raw := startRawLegacy(t)
 	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "raw", URL: raw.URL()}}}, Options{})
 	for meta, want := range map[string]int{`{"progressToken":42}`: 1, `{}`: 0, `{"progressToken":44}`: 0} {
+		var token json.RawMessage // as the gateway's decode of the request reads it
+		if _, tok, ok := strings.Cut(strings.TrimSuffix(meta, "}"), `"progressToken":`); ok {
+			token = json.RawMessage(tok)
+		}
 		s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`6`),
-			Target: Target{Upstream: "raw", Name: "progress_tokens"}, Params: json.RawMessage(`{"_meta":` + meta + `,"name":"raw__progress_tokens"}`)})
+			Target: Target{Upstream: "raw", Name: "progress_tokens"}, Params: json.RawMessage(`{"_meta":` + meta + `,"name":"raw__progress_tokens"}`),
+			ProgressToken: token})
 		if err != nil {
 			t.Fatalf("%s: %v", meta, err)
 		}

@@ -38,7 +38,7 @@ func pinModern(u *UpstreamConfig) { u.Protocol = ProtocolVersion }
 func faultCall(r *Registry, ctx context.Context) (*Stream, error) {
 	return r.Call(ctx, &Call{
 		Method: MethodToolsCall, ID: json.RawMessage(`1`), Target: Target{Upstream: r.Upstreams()[0], Name: "t"},
-		Params: json.RawMessage(`{"_meta":` + progressMeta + `,"name":"t"}`),
+		Params: json.RawMessage(`{"_meta":` + progressMeta + `,"name":"t"}`), ProgressToken: json.RawMessage(`1`),
 	})
 }
 

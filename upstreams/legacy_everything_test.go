@@ -91,7 +91,8 @@ func TestEverythingServerLegacyAndModern(t *testing.T) {
 			s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`"p"`),
 				Target: Target{Upstream: up, Name: "test_tool_with_progress"},
 				Params: json.RawMessage(`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
-					`"io.modelcontextprotocol/clientCapabilities":{},"progressToken":"tok"},"name":"` + up + `__test_tool_with_progress"}`)})
+					`"io.modelcontextprotocol/clientCapabilities":{},"progressToken":"tok"},"name":"` + up + `__test_tool_with_progress"}`),
+				ProgressToken: json.RawMessage(`"tok"`)})
 			if err != nil {
 				t.Fatal(err)
 			}

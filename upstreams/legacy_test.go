@@ -111,7 +111,7 @@ func TestLegacyProgressStreams(t *testing.T) {
 	r, _, _ := modernAndLegacy(t)
 	target := Target{Upstream: "beta", Name: "progress"}
 	s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`"x"`), Target: target,
-		Params: json.RawMessage(`{"_meta":{"progressToken":42},"name":"beta__progress","arguments":{"steps":3}}`)})
+		Params: json.RawMessage(`{"_meta":{"progressToken":42},"name":"beta__progress","arguments":{"steps":3}}`), ProgressToken: json.RawMessage(`42`)})
 	if err != nil {
 		t.Fatal(err)
 	}

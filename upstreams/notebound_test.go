@@ -35,7 +35,7 @@ func TestCallNotificationsBoundedPerCall(t *testing.T) {
 				t.Fatalf("%s__progress does not resolve: %v", name, err)
 			}
 			s, err := r.Call(context.Background(), &Call{Method: MethodToolsCall, ID: json.RawMessage(`7`), Target: target,
-				Params: json.RawMessage(`{"_meta":` + meta + `,"name":"` + name + `__progress","arguments":{"steps":5}}`)})
+				Params: json.RawMessage(`{"_meta":` + meta + `,"name":"` + name + `__progress","arguments":{"steps":5}}`), ProgressToken: json.RawMessage(`"p"`)})
 			if err != nil {
 				t.Fatalf("Call: %v", err)
 			}

@@ -45,6 +45,10 @@ type Call struct {
 	// a request's log messages only when asked, at that level or a more severe one, and the
 	// gateway holds a backend to the same.
 	LogLevel string
+	// ProgressToken is the progressToken of the request's _meta, as the gateway decoded it
+	// (jsonrpc.Meta.ProgressToken) and as Params carry it to the backend; nil when it sent
+	// none, and then no progress of the backend's is relayed.
+	ProgressToken json.RawMessage
 	// Header holds the pass-through headers the caller selected: Mcp-Param-*, traceparent,
 	// tracestate, baggage and X-Request-Id. Anything else is dropped.
 	Header http.Header
@@ -151,7 +155,7 @@ func (b *Backend) Call(ctx context.Context, c *Call) (*Stream, error) {
 		Subject: b.SubjectFor(c.SubjectToken), SubjectKey: c.SubjectKey, Caller: c.Caller, UserToken: userTokenFor(b.PerUser(), c.UserToken), FromCaller: true,
 		visible: c.Visible, embedded: c.Embedded, completion: completion, uri: askedURI(c)})
 	if s != nil {
-		s.logLevel, s.progress = c.LogLevel, progressToken(c.Params)
+		s.logLevel, s.progress = c.LogLevel, c.ProgressToken
 	}
 	return s, err
 }
@@ -443,25 +447,6 @@ func (s *Stream) Next() (msg []byte, last bool, err error) {
 		s.fail(err)
 		return nil, false, err
 	}
-}
-
-// progressToken is the progressToken of the _meta of params, the raw value the backend
-// receives; nil when there is none. params passed the gateway's strict decode: no member is
-// given twice, in any spelling.
-func progressToken(params json.RawMessage) json.RawMessage {
-	var tok json.RawMessage
-	_ = jsonrpc.Members(params, func(key, val []byte) error {
-		if string(key) == "_meta" && val[0] == '{' {
-			_ = jsonrpc.Members(val, func(k, v []byte) error {
-				if string(k) == jsonrpc.MetaProgressToken {
-					tok = v
-				}
-				return nil
-			})
-		}
-		return nil
-	})
-	return tok
 }
 
 // ownProgress reports whether progress notification params name token, the progressToken of
