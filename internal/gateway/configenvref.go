@@ -56,11 +56,11 @@ func hintUnexpanded(c *Config, errs []error) []error {
 	return out
 }
 
-// isURLSetting reports whether the setting at generic key path holds a URL, an issuer (a URL)
-// or a list of them.
+// isURLSetting reports whether the setting at generic key path holds a URL (an issuer, an
+// authorization server, a resource identifier or an endpoint among them) or a list of them.
 func isURLSetting(generic string) bool {
 	key := strings.ToLower(strings.TrimSuffix(generic[strings.LastIndex(generic, ".")+1:], "[]"))
-	for _, suffix := range []string{"url", "uri", "issuer", "issuers", "endpoint", "origins", "addrs"} {
+	for _, suffix := range []string{"url", "uri", "issuer", "issuers", "authserver", "resource", "endpoint", "origins", "addrs"} {
 		if strings.HasSuffix(key, suffix) {
 			return true
 		}

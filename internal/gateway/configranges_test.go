@@ -154,13 +154,21 @@ func TestUnexpandedVariableHint(t *testing.T) {
 		{"server: {publicURL: \"https://${HOST}/mcp\"}\n", "server.publicURL", "such as ${HOST}: write the value itself; a secret is read from the environment as {env: NAME}, and MCPGW_PUBLIC_URL sets server.publicURL"},
 		{"redis: {url: $REDIS_URL}\n", "redis.url", "such as $REDIS_URL"},
 		{"tracing: {endpoint: \"${OTLP}\"}\n", "tracing.endpoint", "such as ${OTLP}"},
+		{"auth: {resourceMetadata: {resource: \"https://${HOST}/mcp\"}}\n", "auth.resourceMetadata.resource", "such as ${HOST}"},
+		{"upstreams: [{name: a, url: \"http://127.0.0.1:1/mcp\", auth: {type: userOAuth, authServer: \"${AS}\", resource: $RES}}]\n",
+			"upstreams[0].auth.authServer", "such as ${AS}"},
+		{"upstreams: [{name: a, url: \"http://127.0.0.1:1/mcp\", auth: {type: userOAuth, resource: $RES}}]\n",
+			"upstreams[0].auth.resource", "such as $RES"},
 	}
 	for _, tt := range tests {
 		err := checkConfigYAML(t, tt.yaml)
 		var hinted int
 		for _, e := range configerr.List(err) {
-			if p, _ := configerr.PathOf(e); p == tt.path && strings.Contains(e.Error(), tt.want) {
-				hinted++
+			// One block's problems may come as one error, a line each.
+			for line := range strings.Lines(e.Error()) {
+				if strings.Contains(line, ": "+tt.path+": ") && strings.Contains(line, tt.want) {
+					hinted++
+				}
 			}
 		}
 		if hinted != 1 {

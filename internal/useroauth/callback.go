@@ -36,8 +36,9 @@ const maxCallbacks = 30
 // refused), and arrives at the callback of the backend the round trip was for (each backend
 // has its own redirect URI: a server that sent the browser on to another backend's server
 // gets that server's response delivered there, refused, its code sent nowhere, RFC 9700
-// §4.4.2); it carries a code, and the server did not refuse; the state was not used before (single use, through the shared store). Only then
-// is the code exchanged, with the PKCE verifier, and the tokens stored in one write.
+// §4.4.2); it carries a code, and the server did not refuse; the state was not used before
+// (single use, through the shared store). Only then is the code exchanged, with the PKCE
+// verifier, and the tokens stored in one write.
 func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 	q := r.URL.Query()
 	var st state
