@@ -10,7 +10,6 @@
 package listen
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -130,7 +129,10 @@ func (src *Source) subscribe(ctx context.Context, hub *Listens, limits queueLimi
 		}
 		spec := &feedSpec{src: src, b: b, share: &shares[i], meta: meta, version: m.ProtocolVersion, id: id, pass: hdr}
 		if spec.subject = b.SubjectFor(c.Subject); spec.subject != "" {
-			spec.subjectKey, spec.caller = cmp.Or(c.SubjectKey, backend.SubjectKey(spec.subject)), c.Key
+			spec.subjectKey, spec.caller = c.SubjectKey, c.Key
+			if spec.subjectKey == "" { // cmp.Or would hash the token even when the key is given
+				spec.subjectKey = backend.SubjectKey(spec.subject)
+			}
 		}
 		hub.join(ctx, s, spec)
 	}
