@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
 	"github.com/mcp-gateway/gateway/internal/vault"
+	"github.com/mcp-gateway/gateway/mrtr"
 )
 
 // held starts alice's connect in browser b and stops before the callback: it returns the
@@ -294,11 +295,12 @@ func TestCallbackBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("at most %d\n  callbacks per `consentTTL`, so at most %d live keys", maxCallbacks, 2*maxCallbacks); !strings.Contains(string(doc), want) {
+	if want := fmt.Sprintf("at most %d\n  callbacks per `consentTTL` and %d s, so at most %d live keys", maxCallbacks,
+		int(mrtr.ReplicaSkew.Seconds()), 2*maxCallbacks); !strings.Contains(string(doc), want) {
 		t.Errorf("docs/user-oauth.md does not say %q", want)
 	}
 	f := newFixture(t, fixtureOptions{})
-	if f.svc.callbacks.Count != maxCallbacks || f.svc.callbacks.Window != f.svc.cfg.ConsentTTL {
+	if f.svc.callbacks.Count != maxCallbacks || f.svc.callbacks.Window != f.svc.cfg.ConsentTTL+mrtr.ReplicaSkew {
 		t.Errorf("callback budget %+v", f.svc.callbacks)
 	}
 	f.svc.callbacks.Count = 2
@@ -323,8 +325,9 @@ func TestCallbackBudget(t *testing.T) {
 	if status != http.StatusTooManyRequests || f.tokenRequests.Load() != before {
 		t.Errorf("a callback past the budget: %d, %d token requests\n%s", status, f.tokenRequests.Load()-before, body)
 	}
-	expectContains(t, "the refusal", body, "too many connections", "try again in 10 minutes")
-	// The budget frees when the window alice's first callback opened ends: consentTTL after it,
+	expectContains(t, "the refusal", body, "too many connections", "try again in 11 minutes")
+	// The budget frees when the window alice's first callback opened ends: consentTTL and
+	// ReplicaSkew after it (its records live that long: TestCallbackRecordOutlivesASkewedReplica),
 	// which this test's few seconds leave a little short of, not a moment sooner.
 	window := f.svc.callbacks.Window
 	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil ||
@@ -434,5 +437,37 @@ func TestSignInAgainOnlyFromThePages(t *testing.T) {
 	}
 	if resp, _ := open("same-origin"); resp.Request.URL.Query().Get("prompt") != "login" && resp.Request.URL.Query().Get("authRequestID") == "" {
 		t.Errorf("?signin=again from the pages: ended at %s; want the provider's login", resp.Request.URL)
+	}
+}
+
+// TestCallbackRecordOutlivesASkewedReplica: a callback's single-use record lasts as long as any
+// replica whose clock is within mrtr.ReplicaSkew still takes its state for live. Replica I,
+// whose clock runs 20 seconds ahead of replica F's (and the store's), starts alice's connect,
+// so the state it seals expires consentTTL after I's clock; the browser's callback is taken at
+// once, on I. Once consentTTL has passed since, the same callback, its flow cookie put back,
+// is loaded at F, which takes the state for live 20 seconds more: it is refused as used, before
+// the code reaches the authorization server. The record used to last consentTTL from the
+// callback, and F redeemed the code a second time.
+func TestCallbackRecordOutlivesASkewedReplica(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixtureOptions{})
+	issuer := newFixture(t, fixtureOptions{replicaOf: f, ahead: 20 * time.Second})
+	alice := f.caller(realop.UserID)
+	b := issuer.browser(t)
+	u := held(t, issuer, b, f.idp.Username(), f.as.Username(), issuer.link(t, alice))
+	jar := b.c.Jar.(*cookiejar.Jar)
+	saved := jar.Cookies(u)
+	if status, _, body := b.get(u.String()); status != http.StatusOK {
+		t.Fatalf("the callback on I: %d\n%s", status, body)
+	}
+	f.mustToken(t, alice)
+	f.clock.Advance(f.svc.cfg.ConsentTTL + time.Second)
+	replay := *u
+	replay.Host = strings.TrimPrefix(f.srv.URL, "https://")
+	jar.SetCookies(&replay, saved)
+	before := f.tokenRequests.Load()
+	status, _, body := b.get(replay.String())
+	if status != http.StatusBadRequest || !strings.Contains(body, "used already") || f.tokenRequests.Load() != before {
+		t.Errorf("the callback replayed on F: %d, %d token requests\n%s", status, f.tokenRequests.Load()-before, body)
 	}
 }
