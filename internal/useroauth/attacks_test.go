@@ -35,6 +35,23 @@ func held(t *testing.T, f *fixture, b *browser, gwUser, asUser string, link stri
 	return u
 }
 
+// calledBack has alice's connect through link, in b on f, load its callback, which must connect
+// her; put puts the flow cookie back as it was before the callback took it, for a replay of the
+// callback at a URL, and returns b.
+func calledBack(t *testing.T, f *fixture, b *browser, link string) (u *url.URL, put func(at *url.URL) *browser) {
+	t.Helper()
+	u = held(t, f, b, f.idp.Username(), f.as.Username(), link)
+	jar := b.c.Jar.(*cookiejar.Jar)
+	saved := jar.Cookies(u)
+	if status, _, body := b.get(u.String()); status != http.StatusOK {
+		t.Fatalf("the callback: %d\n%s", status, body)
+	}
+	return u, func(at *url.URL) *browser {
+		jar.SetCookies(at, saved)
+		return b
+	}
+}
+
 // genuineConnects checks that the genuine response u, loaded in b after refusals that were to
 // leave its round trip open, still connects who; then it disconnects who again.
 func genuineConnects(t *testing.T, f *fixture, b *browser, u *url.URL, who vault.Caller) {
@@ -168,15 +185,9 @@ func TestCallbackAttacks(t *testing.T) {
 	})
 	t.Run("a replayed callback", func(t *testing.T) {
 		b := f.browser(t)
-		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
-		// The flow cookie as it was before the callback took it, put back for the replay.
-		jar := b.c.Jar.(*cookiejar.Jar)
-		saved := jar.Cookies(u)
-		if status, _, body := b.get(u.String()); status != http.StatusOK {
-			t.Fatalf("the callback: %d\n%s", status, body)
-		}
+		u, put := calledBack(t, f, b, f.link(t, alice))
 		tok := f.mustToken(t, alice)
-		jar.SetCookies(u, saved)
+		put(u)
 		before := f.tokenRequests.Load()
 		status, _, body := b.get(u.String())
 		if status != http.StatusBadRequest || !strings.Contains(body, "used already") || f.tokenRequests.Load() != before {
@@ -453,18 +464,12 @@ func TestCallbackRecordOutlivesASkewedReplica(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	issuer := newFixture(t, fixtureOptions{replicaOf: f, ahead: 20 * time.Second})
 	alice := f.caller(realop.UserID)
-	b := issuer.browser(t)
-	u := held(t, issuer, b, f.idp.Username(), f.as.Username(), issuer.link(t, alice))
-	jar := b.c.Jar.(*cookiejar.Jar)
-	saved := jar.Cookies(u)
-	if status, _, body := b.get(u.String()); status != http.StatusOK {
-		t.Fatalf("the callback on I: %d\n%s", status, body)
-	}
+	u, put := calledBack(t, issuer, issuer.browser(t), issuer.link(t, alice))
 	f.mustToken(t, alice)
 	f.clock.Advance(f.svc.cfg.ConsentTTL + time.Second)
 	replay := *u
 	replay.Host = strings.TrimPrefix(f.srv.URL, "https://")
-	jar.SetCookies(&replay, saved)
+	b := put(&replay)
 	before := f.tokenRequests.Load()
 	status, _, body := b.get(replay.String())
 	if status != http.StatusBadRequest || !strings.Contains(body, "used already") || f.tokenRequests.Load() != before {
