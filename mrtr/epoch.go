@@ -32,8 +32,7 @@ type EpochStore interface {
 // began; a state issued before that instant may have been consumed in the lost memory, so it is
 // refused as a replay (the user is simply asked again). A Codec hands the guard the issue time
 // its states carry, by the issuing replica's clock, whatever TTL that replica had; ttl (the
-// Codec's TTL) serves UseOnce, whose callers know only a state's remaining lifetime, and a
-// state sealed by an earlier release, which carries no issue time.
+// Codec's TTL) serves UseOnce, whose callers know only a state's remaining lifetime.
 //
 // Call Prime at start-up (and whenever convenient, e.g. from a readiness check) so the marker
 // exists before states are issued; a marker first created at consume time would refuse the
