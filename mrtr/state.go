@@ -224,7 +224,7 @@ func (s *State) unmarshal(b []byte) error {
 	if header == stateFixedHeader {
 		s.Issued = s.Expiry.Add(-time.Duration(binary.BigEndian.Uint32(b[12:16])) * time.Millisecond)
 	}
-	fixed := b[header-48 : header]
+	fixed := b[header-len(s.Nonce)-len(s.ArgsDigest) : header]
 	copy(s.Nonce[:], fixed[:16])
 	copy(s.ArgsDigest[:], fixed[16:])
 	rest := b[header:]
