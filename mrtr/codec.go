@@ -29,10 +29,11 @@ const (
 	// ReplayKeyPrefix prefixes the nonce in keys passed to Replays.UseOnce.
 	ReplayKeyPrefix = "mrtr/nonce/"
 	// ReplicaSkew is how far apart the clocks of a gateway's replicas are tolerated (the
-	// tolerance authz/dpop's ReplicaSkew states for DPoP): a consumed state's single-use key
-	// is kept this much longer than the state's remaining lifetime by the consuming replica's
-	// clock, so that a replica whose clock runs behind, and takes the state for unexpired for
-	// that much longer, still finds it used.
+	// tolerance authz/dpop's ReplicaSkew states for DPoP): a record guarding a state (its
+	// single-use key, an approval's decision, a connect flow's callback) is kept this much
+	// longer than the expiry the state carries, by the writing replica's clock, so that a
+	// replica whose clock runs behind, and takes the state for unexpired for that much longer,
+	// still finds it (Keep).
 	ReplicaSkew = 30 * time.Second
 )
 
@@ -141,7 +142,14 @@ func New(sealer *seal.Sealer, cfg Config, replays Replays, now func() time.Time)
 		budget: store.ReplayBudget{Count: n, Window: ttl + ReplicaSkew}, now: now}, nil
 }
 
-// Seal stamps st with a fresh random nonce and an expiry of now+TTL
+// Keep is how long, from now, a record guarding a state that expires at expiry must be kept:
+// until ReplicaSkew past that expiry, so that no replica whose clock is within ReplicaSkew of
+// now's still takes the state for unexpired once the record is gone. The expiry is the one the
+// state carries (its issue time and lifetime, by the issuing replica's clock and TTL), not
+// one derived from this replica's configuration, which may differ during a rolling update.
+func Keep(expiry, now time.Time) time.Duration { return expiry.Add(ReplicaSkew).Sub(now) }
+
+// Seal stamps st with a fresh random nonce, an issue time of now and an expiry of now+TTL
 // (overwriting those fields) and returns the sealed token.
 func (c *Codec) Seal(st State) (string, error) {
 	tok, _, err := c.SealState(st)
@@ -151,7 +159,8 @@ func (c *Codec) Seal(st State) (string, error) {
 // SealState is Seal that also returns the state as sealed, with its nonce and expiry, for a
 // caller that keeps something under the same nonce (the approval page).
 func (c *Codec) SealState(st State) (string, State, error) {
-	st.Expiry = c.now().Add(c.ttl)
+	st.Issued = c.now()
+	st.Expiry = st.Issued.Add(c.ttl)
 	if _, err := rand.Read(st.Nonce[:]); err != nil {
 		return "", State{}, fmt.Errorf("mrtr: reading random nonce: %w", err)
 	}
@@ -233,20 +242,21 @@ func (c *Codec) Consume(ctx context.Context, st *State) error { return c.Consume
 // than every client one between them. A state with a caller is counted against that caller
 // whatever client says; an empty client counts it as Consume does.
 func (c *Codec) ConsumeAs(ctx context.Context, st *State, client string) error {
-	ttl := st.Expiry.Sub(c.now())
+	now := c.now()
 	// Stores such as Redis PX count whole milliseconds; anything shorter is
 	// as good as expired.
-	if ttl < time.Millisecond {
+	if st.Expiry.Sub(now) < time.Millisecond {
 		return reject(ReasonExpired, nil)
 	}
+	keep := Keep(st.Expiry, now)
 	nonce := hex.EncodeToString(st.Nonce[:])
 	if once, ok := c.answers.(store.ReplayOnce); ok {
-		return c.claim(ctx, once, c.owner(st, client), ReplayKeyPrefix+nonce, ttl)
+		return c.claim(ctx, once, c.owner(st, client), ReplayKeyPrefix+nonce, c.issued(st), keep)
 	}
-	if err := c.countAnswer(ctx, st, client, nonce, ttl+ReplicaSkew); err != nil {
+	if err := c.countAnswer(ctx, st, client, nonce, keep); err != nil {
 		return err
 	}
-	first, err := c.useOnce(ctx, ReplayKeyPrefix+nonce, ttl)
+	first, err := c.useOnce(ctx, ReplayKeyPrefix+nonce, c.issued(st), keep)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
 	}
@@ -276,7 +286,16 @@ func (e *OverBudgetError) Error() string {
 
 // issuedChecker is the check of mrtr.EpochGuard that a claim in one step (claim) asks first.
 type issuedChecker interface {
-	Issued(ctx context.Context, remaining time.Duration) (bool, error)
+	Issued(ctx context.Context, issued time.Time) (bool, error)
+}
+
+// issued is when st was issued: the time it carries, or for a state an earlier release sealed
+// (which carries none) its expiry less this codec's TTL, as that release judged it.
+func (c *Codec) issued(st *State) time.Time {
+	if st.Issued.IsZero() {
+		return st.Expiry.Add(-c.ttl)
+	}
+	return st.Issued
 }
 
 // claim records the answer of key (ReplayKeyPrefix and the nonce) against owner's budget and
@@ -284,9 +303,9 @@ type issuedChecker interface {
 // an answer to a store failing between them: the retry the 503 invites would find the first
 // record and be refused as a replay, although nothing ran. The epoch guard's check comes first;
 // it writes nothing a retry could trip on.
-func (c *Codec) claim(ctx context.Context, once store.ReplayOnce, owner, key string, ttl time.Duration) error {
+func (c *Codec) claim(ctx context.Context, once store.ReplayOnce, owner, key string, issued time.Time, keep time.Duration) error {
 	if g, ok := c.replays.(issuedChecker); ok {
-		fresh, err := g.Issued(ctx, ttl)
+		fresh, err := g.Issued(ctx, issued)
 		switch {
 		case err != nil:
 			return fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
@@ -294,17 +313,17 @@ func (c *Codec) claim(ctx context.Context, once store.ReplayOnce, owner, key str
 			return reject(ReasonReplayed, nil)
 		}
 	}
-	use, err := once.FirstUseOnce(ctx, owner, key, key, ttl+ReplicaSkew, c.budget)
+	use, err := once.FirstUseOnce(ctx, owner, key, key, keep, c.budget)
 	return c.answered(ctx, owner, use, err)
 }
 
-// useOnce makes key single-use in Replays for a state with remaining lifetime left, kept
-// ReplicaSkew longer; the epoch guard judges the state by remaining itself.
-func (c *Codec) useOnce(ctx context.Context, key string, remaining time.Duration) (bool, error) {
+// useOnce makes key single-use in Replays for keep (Keep) for a state issued at issued, by
+// which the epoch guard judges it.
+func (c *Codec) useOnce(ctx context.Context, key string, issued time.Time, keep time.Duration) (bool, error) {
 	if g, ok := c.replays.(*EpochGuard); ok {
-		return g.useOnce(ctx, key, remaining, remaining+ReplicaSkew)
+		return g.useOnce(ctx, key, issued, keep)
 	}
-	return c.replays.UseOnce(ctx, key, remaining+ReplicaSkew)
+	return c.replays.UseOnce(ctx, key, keep)
 }
 
 // owner is the owner (store.Replay's) st's answers are counted under.

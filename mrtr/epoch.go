@@ -30,8 +30,9 @@ type EpochStore interface {
 // consumed keys (asynchronous replication lag): the store itself must close that window, as
 // the Redis store does with its waitReplicas setting. The guard keeps a marker in the store recording when the store's memory
 // began; a state issued before that instant may have been consumed in the lost memory, so it is
-// refused as a replay (the user is simply asked again). ttl must be the Codec's TTL: a state's
-// issue time is its expiry minus ttl.
+// refused as a replay (the user is simply asked again). A Codec hands the guard the issue time
+// its states carry, by the issuing replica's clock, whatever TTL that replica had; ttl (the
+// Codec's TTL) serves UseOnce, whose callers know only a state's remaining lifetime.
 //
 // Call Prime at start-up (and whenever convenient, e.g. from a readiness check) so the marker
 // exists before states are issued; a marker first created at consume time would refuse the
@@ -54,29 +55,31 @@ type EpochGuard struct {
 }
 
 // UseOnce refuses (first=false) a state issued before the store's memory began, then defers
-// to the store. remaining is the state's remaining lifetime, as Codec.Consume passes it.
+// to the store. remaining is the state's remaining lifetime; its issue time is taken to be
+// remaining less the guard's ttl from now, which is right only for a state sealed with that
+// ttl: a Codec hands the guard the issue time its states carry instead.
 func (g *EpochGuard) UseOnce(ctx context.Context, key string, remaining time.Duration) (bool, error) {
-	return g.useOnce(ctx, key, remaining, remaining)
+	return g.useOnce(ctx, key, g.now().Add(remaining-g.ttl), remaining)
 }
 
-// useOnce is UseOnce keeping the single-use key for keep rather than remaining (Codec keeps it
-// ReplicaSkew longer).
-func (g *EpochGuard) useOnce(ctx context.Context, key string, remaining, keep time.Duration) (bool, error) {
-	if ok, err := g.Issued(ctx, remaining); err != nil || !ok {
+// useOnce is UseOnce for a state issued at issued, keeping the single-use key for keep.
+func (g *EpochGuard) useOnce(ctx context.Context, key string, issued time.Time, keep time.Duration) (bool, error) {
+	if ok, err := g.Issued(ctx, issued); err != nil || !ok {
 		return false, err
 	}
 	return g.s.UseOnce(ctx, key, keep)
 }
 
-// Issued is UseOnce's check without its write: false for a state issued before the store's
-// memory began (refuse it as a replay). A caller that claims the single-use key itself, in one
-// step with other records (Codec.ConsumeAs), asks Issued first.
-func (g *EpochGuard) Issued(ctx context.Context, remaining time.Duration) (bool, error) {
+// Issued is UseOnce's check without its write: false for a state issued (by the clock of the
+// replica that sealed it) before the store's memory began (refuse it as a replay). A caller
+// that claims the single-use key itself, in one step with other records (Codec.ConsumeAs),
+// asks Issued first.
+func (g *EpochGuard) Issued(ctx context.Context, issued time.Time) (bool, error) {
 	since, err := g.epoch(ctx)
 	if err != nil {
 		return false, err
 	}
-	return !g.now().Add(remaining - g.ttl).Before(since), nil
+	return !issued.Before(since), nil
 }
 
 // Began returns when the store's current memory began, for records kept in the same store

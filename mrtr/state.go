@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math"
 	"time"
 )
 
@@ -47,12 +48,15 @@ const (
 //
 // Encoding (compact binary, big-endian, no trailing bytes):
 //
-//	version(1)=1 | kind(1) | flags(1: bit0 Confirmed, bit1 has upstream state, bit2 ApprovedOnPage,
+//	version(1)=2 | kind(1) | flags(1: bit0 Confirmed, bit1 has upstream state, bit2 ApprovedOnPage,
 //	  bit3 upstream state is the backend's JSON literal, set when encoding its string would
 //	  spell it otherwise; without it the decoded string)
 //	| method(1: 1 tools/call, 2 prompts/get, 3 resources/read)
-//	| expiry unix ms (8) | nonce (16) | args digest (32)
-//	| uvarint-length-prefixed: issuer, subject, upstream, name, upstream state
+//	| expiry unix ms (8) | lifetime ms (4: expiry less the issue time) | nonce (16)
+//	| args digest (32) | uvarint-length-prefixed: issuer, subject, upstream, name, upstream state
+//
+// Version 1, which earlier releases seal, has no lifetime: a state of that version opens
+// with a zero Issued, until it expires.
 type State struct {
 	// Kind is KindConfirm or KindUpstream.
 	Kind Kind
@@ -69,6 +73,11 @@ type State struct {
 	ArgsDigest [32]byte
 	// Expiry is set by Codec.Seal; the state is rejected from this instant on.
 	Expiry time.Time
+	// Issued is set by Codec.Seal, by the clock of the replica that sealed the state: what
+	// records guarding the state (its single use, the epoch guard) are timed from, since
+	// replicas may run with different TTLs. Zero for a state sealed by an earlier release
+	// (version 1), which did not carry it.
+	Issued time.Time
 	// Nonce is set by Codec.Seal (16 random bytes); it keys single use.
 	Nonce [16]byte
 	// UpstreamState is the backend's own requestState (KindUpstream only),
@@ -97,7 +106,10 @@ func (s *State) SingleUse() bool {
 }
 
 const (
-	stateVersion    = 1
+	// stateVersion is what Seal writes; stateVersion1, without the lifetime, what earlier
+	// releases sealed, still opened during a rolling update (until such states expire).
+	stateVersion    = 2
+	stateVersion1   = 1
 	flagConfirmed   = 1 << 0
 	flagHasUpstream = 1 << 1
 	flagApproved    = 1 << 2
@@ -105,7 +117,9 @@ const (
 	// sealed before it existed holds the decoded string, which unmarshal re-encodes, so a
 	// round trip begun on an older gateway still completes on this one.
 	flagRawUpstream  = 1 << 3
-	stateFixedHeader = 4 + 8 + 16 + 32
+	stateFixedHeader = 4 + 8 + 4 + 16 + 32
+	// stateFixedHeader1 is version 1's, without the lifetime.
+	stateFixedHeader1 = stateFixedHeader - 4
 )
 
 var errDecode = errors.New("mrtr: undecodable state payload")
@@ -136,7 +150,8 @@ func methodName(c byte) string {
 
 func (s *State) marshal() ([]byte, error) {
 	mc := methodCode(s.Method)
-	if mc == 0 || !s.Kind.known() {
+	life := s.Expiry.UnixMilli() - s.Issued.UnixMilli()
+	if mc == 0 || !s.Kind.known() || life < 0 || life > math.MaxUint32 {
 		return nil, ErrUnsealable
 	}
 	var flags byte
@@ -164,6 +179,7 @@ func (s *State) marshal() ([]byte, error) {
 	b := make([]byte, 0, n)
 	b = append(b, stateVersion, byte(s.Kind), flags, mc)
 	b = binary.BigEndian.AppendUint64(b, uint64(s.Expiry.UnixMilli()))
+	b = binary.BigEndian.AppendUint32(b, uint32(life))
 	b = append(b, s.Nonce[:]...)
 	b = append(b, s.ArgsDigest[:]...)
 	for _, f := range []string{s.Issuer, s.Subject, s.Upstream, s.Name, upstream} {
@@ -184,7 +200,11 @@ func plainLiteral(lit string) (string, bool) {
 }
 
 func (s *State) unmarshal(b []byte) error {
-	if len(b) < stateFixedHeader || b[0] != stateVersion {
+	header := stateFixedHeader
+	if len(b) > 0 && b[0] == stateVersion1 {
+		header = stateFixedHeader1
+	}
+	if len(b) < header || b[0] != stateVersion && b[0] != stateVersion1 {
 		return errDecode
 	}
 	s.Kind = Kind(b[1])
@@ -200,9 +220,14 @@ func (s *State) unmarshal(b []byte) error {
 	s.HasUpstreamState = flags&flagHasUpstream != 0
 	s.ApprovedOnPage = flags&flagApproved != 0
 	s.Expiry = time.UnixMilli(int64(binary.BigEndian.Uint64(b[4:12]))).UTC()
-	copy(s.Nonce[:], b[12:28])
-	copy(s.ArgsDigest[:], b[28:60])
-	rest := b[stateFixedHeader:]
+	s.Issued = time.Time{}
+	if header == stateFixedHeader {
+		s.Issued = s.Expiry.Add(-time.Duration(binary.BigEndian.Uint32(b[12:16])) * time.Millisecond)
+	}
+	fixed := b[header-len(s.Nonce)-len(s.ArgsDigest) : header]
+	copy(s.Nonce[:], fixed[:16])
+	copy(s.ArgsDigest[:], fixed[16:])
+	rest := b[header:]
 	for _, f := range []*string{&s.Issuer, &s.Subject, &s.Upstream, &s.Name, &s.UpstreamState} {
 		n, k := binary.Uvarint(rest)
 		if k <= 0 || n > uint64(len(rest)-k) {

@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/callerkey"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
+	"github.com/mcp-gateway/gateway/mrtr"
 )
 
 // Store is the part of the gateway's shared store the page uses (store.Store has it).
@@ -179,14 +180,11 @@ func (l *ledger) put(ctx context.Context, c Call, fits func(Call) bool) error {
 }
 
 // finish forgets call id of issuer and subject, whose retry was used, denied or declined: its
-// record goes, its decision becomes Finished (small, until expiry, so that a replayed retry is
-// told apart from one still waiting), and its share of the caller's budget is given back.
+// record goes, its decision becomes Finished (small, kept as decide keeps a decision, so that a
+// replayed retry is told apart from one still waiting), and its share of the caller's budget is given back.
 // The page then knows the call no more, so nothing can be decided for it afterwards.
 func (l *ledger) finish(ctx context.Context, id, issuer, subject string, expiry time.Time) error {
-	ttl := expiry.Sub(l.now())
-	if ttl < time.Millisecond {
-		ttl = time.Millisecond
-	}
+	ttl := max(mrtr.Keep(expiry, l.now()), time.Millisecond)
 	b, err := json.Marshal(decision{ID: id, Verdict: Finished, At: l.now().UTC()})
 	if err != nil {
 		return fmt.Errorf("approval: encoding decision: %w", err)
@@ -224,10 +222,14 @@ func (l *ledger) load(ctx context.Context, id string) (Call, error) {
 
 // decide records v for c once. A second decision, on any replica, gets ErrDecided.
 func (l *ledger) decide(ctx context.Context, c Call, v Verdict, by string) error {
-	ttl := c.Expiry.Sub(l.now())
-	if ttl < time.Millisecond {
+	now := l.now()
+	if c.Expiry.Sub(now) < time.Millisecond {
 		return ErrUnknown
 	}
+	// Kept past the expiry the call's state carries by the replicas' tolerated skew: a replica
+	// whose clock runs behind this one's takes the state for valid that much longer, and must
+	// still find this decision, the first one, there.
+	ttl := mrtr.Keep(c.Expiry, now)
 	b, err := json.Marshal(decision{ID: c.ID, Digest: c.Digest, Verdict: v, By: by, At: l.now().UTC()})
 	if err != nil {
 		return fmt.Errorf("approval: encoding decision: %w", err)

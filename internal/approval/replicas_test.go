@@ -3,6 +3,7 @@ package approval
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -99,4 +100,69 @@ func TestDecisionsOnTwoReplicasAtOnce(t *testing.T) {
 		}
 	}
 	t.Logf("decisions recorded: %v", wins)
+}
+
+// TestDecisionsOutliveTheirStateOnSkewedReplicas: a call's records last as long as any replica
+// whose clock is within mrtr.ReplicaSkew still takes the call's state for valid. Replica A's
+// clock runs 2 seconds ahead of B's; the call's state expires 4 seconds from now by B's clock
+// (B asked, and sealed it). A records the user's Deny for one call and finishes another (its
+// retry was used); B is then asked, until by its own clock the state has expired, for their
+// verdicts, and its page tries to decide the first call again. The records used to live until
+// the state's expiry by A's clock, 2 seconds: B then found the first call undecided, and its
+// page recorded an approval over the user's Deny, and took the finished call for one the store
+// forgot.
+func TestDecisionsOutliveTheirStateOnSkewedReplicas(t *testing.T) {
+	srv := testredis.Start(t)
+	_, ring := storeAndKeys(t, time.Now)
+	cfg := Config{BaseURL: "https://gw.example", Issuer: "https://issuer.example", ClientID: testClientID}.WithDefaults()
+	replica := func(now func() time.Time) *Service {
+		r, err := store.NewRedis(store.RedisConfig{URL: srv.URL()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = r.Close() })
+		s, err := New(cfg, Deps{Store: r, Keys: ring, Logger: slog.New(slog.DiscardHandler), Clock: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a, b := replica(func() time.Time { return time.Now().Add(2 * time.Second) }), replica(time.Now)
+	ctx := context.Background()
+	digest := []byte("digest-of-the-arguments-32-bytes")
+	expiry := time.Now().Add(4 * time.Second) // A has 2 seconds to decide, on a busy machine too
+	denied, finished := fmt.Sprintf("%032x", 1), fmt.Sprintf("%032x", 2)
+	for _, id := range []string{denied, finished} {
+		if _, err := b.Ask(ctx, Call{ID: id, Issuer: cfg.Issuer, Subject: "alice", Upstream: "files", Tool: "files__delete",
+			UpstreamTool: "delete", Arguments: json.RawMessage(`{"path":"/x"}`), Digest: digest, Expiry: expiry}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := a.ledger.load(ctx, denied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.ledger.decide(ctx, c, Denied, "alice"); err != nil {
+		t.Fatalf("A records the Deny: %v", err)
+	}
+	if err := a.Finish(ctx, finished, cfg.Issuer, "alice", expiry); err != nil {
+		t.Fatalf("A finishes the other call: %v", err)
+	}
+	checks := 0
+	for time.Now().Before(expiry) {
+		if v, err := b.Verdict(ctx, denied, digest); err != nil || v != Denied {
+			t.Fatalf("B's verdict on the denied call after %d checks: %q, %v; want %q", checks, v, err, Denied)
+		}
+		if v, err := b.Verdict(ctx, finished, digest); err != nil || v != Finished {
+			t.Fatalf("B's verdict on the finished call after %d checks: %q, %v; want %q", checks, v, err, Finished)
+		}
+		if err := b.ledger.decide(ctx, c, Approved, "alice"); !errors.Is(err, ErrDecided) && !(errors.Is(err, ErrUnknown) && !time.Now().Before(expiry)) {
+			t.Fatalf("B's page decides the denied call again after %d checks: %v, want ErrDecided", checks, err)
+		}
+		checks++
+		time.Sleep(50 * time.Millisecond) // paces the checks; the loop ends on the state's expiry
+	}
+	if checks == 0 {
+		t.Fatal("the state expired on B before any check")
+	}
 }

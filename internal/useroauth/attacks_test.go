@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
 	"github.com/mcp-gateway/gateway/internal/vault"
+	"github.com/mcp-gateway/gateway/mrtr"
 )
 
 // held starts alice's connect in browser b and stops before the callback: it returns the
@@ -32,6 +33,23 @@ func held(t *testing.T, f *fixture, b *browser, gwUser, asUser string, link stri
 		t.Fatal(err)
 	}
 	return u
+}
+
+// calledBack has alice's connect through link, in b on f, load its callback, which must connect
+// her; put puts the flow cookie back as it was before the callback took it, for a replay of the
+// callback at a URL, and returns b.
+func calledBack(t *testing.T, f *fixture, b *browser, link string) (u *url.URL, put func(at *url.URL) *browser) {
+	t.Helper()
+	u = held(t, f, b, f.idp.Username(), f.as.Username(), link)
+	jar := b.c.Jar.(*cookiejar.Jar)
+	saved := jar.Cookies(u)
+	if status, _, body := b.get(u.String()); status != http.StatusOK {
+		t.Fatalf("the callback: %d\n%s", status, body)
+	}
+	return u, func(at *url.URL) *browser {
+		jar.SetCookies(at, saved)
+		return b
+	}
 }
 
 // genuineConnects checks that the genuine response u, loaded in b after refusals that were to
@@ -167,15 +185,9 @@ func TestCallbackAttacks(t *testing.T) {
 	})
 	t.Run("a replayed callback", func(t *testing.T) {
 		b := f.browser(t)
-		u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
-		// The flow cookie as it was before the callback took it, put back for the replay.
-		jar := b.c.Jar.(*cookiejar.Jar)
-		saved := jar.Cookies(u)
-		if status, _, body := b.get(u.String()); status != http.StatusOK {
-			t.Fatalf("the callback: %d\n%s", status, body)
-		}
+		u, put := calledBack(t, f, b, f.link(t, alice))
 		tok := f.mustToken(t, alice)
-		jar.SetCookies(u, saved)
+		put(u)
 		before := f.tokenRequests.Load()
 		status, _, body := b.get(u.String())
 		if status != http.StatusBadRequest || !strings.Contains(body, "used already") || f.tokenRequests.Load() != before {
@@ -294,11 +306,12 @@ func TestCallbackBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("at most %d\n  callbacks per `consentTTL`, so at most %d live keys", maxCallbacks, 2*maxCallbacks); !strings.Contains(string(doc), want) {
+	if want := fmt.Sprintf("at most %d\n  callbacks per `consentTTL` and %d s, so at most %d live keys", maxCallbacks,
+		int(mrtr.ReplicaSkew.Seconds()), 2*maxCallbacks); !strings.Contains(string(doc), want) {
 		t.Errorf("docs/user-oauth.md does not say %q", want)
 	}
 	f := newFixture(t, fixtureOptions{})
-	if f.svc.callbacks.Count != maxCallbacks || f.svc.callbacks.Window != f.svc.cfg.ConsentTTL {
+	if f.svc.callbacks.Count != maxCallbacks || f.svc.callbacks.Window != f.svc.cfg.ConsentTTL+mrtr.ReplicaSkew {
 		t.Errorf("callback budget %+v", f.svc.callbacks)
 	}
 	f.svc.callbacks.Count = 2
@@ -323,8 +336,9 @@ func TestCallbackBudget(t *testing.T) {
 	if status != http.StatusTooManyRequests || f.tokenRequests.Load() != before {
 		t.Errorf("a callback past the budget: %d, %d token requests\n%s", status, f.tokenRequests.Load()-before, body)
 	}
-	expectContains(t, "the refusal", body, "too many connections", "try again in 10 minutes")
-	// The budget frees when the window alice's first callback opened ends: consentTTL after it,
+	expectContains(t, "the refusal", body, "too many connections", "try again in 11 minutes")
+	// The budget frees when the window alice's first callback opened ends: consentTTL and
+	// ReplicaSkew after it (its records live that long: TestCallbackRecordOutlivesASkewedReplica),
 	// which this test's few seconds leave a little short of, not a moment sooner.
 	window := f.svc.callbacks.Window
 	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil ||
@@ -434,5 +448,31 @@ func TestSignInAgainOnlyFromThePages(t *testing.T) {
 	}
 	if resp, _ := open("same-origin"); resp.Request.URL.Query().Get("prompt") != "login" && resp.Request.URL.Query().Get("authRequestID") == "" {
 		t.Errorf("?signin=again from the pages: ended at %s; want the provider's login", resp.Request.URL)
+	}
+}
+
+// TestCallbackRecordOutlivesASkewedReplica: a callback's single-use record lasts as long as any
+// replica whose clock is within mrtr.ReplicaSkew still takes its state for live. Replica I,
+// whose clock runs 20 seconds ahead of replica F's (and the store's), starts alice's connect,
+// so the state it seals expires consentTTL after I's clock; the browser's callback is taken at
+// once, on I. Once consentTTL has passed since, the same callback, its flow cookie put back,
+// is loaded at F, which takes the state for live 20 seconds more: it is refused as used, before
+// the code reaches the authorization server. The record used to last consentTTL from the
+// callback, and F redeemed the code a second time.
+func TestCallbackRecordOutlivesASkewedReplica(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixtureOptions{})
+	issuer := newFixture(t, fixtureOptions{replicaOf: f, ahead: 20 * time.Second})
+	alice := f.caller(realop.UserID)
+	u, put := calledBack(t, issuer, issuer.browser(t), issuer.link(t, alice))
+	f.mustToken(t, alice)
+	f.clock.Advance(f.svc.cfg.ConsentTTL + time.Second)
+	replay := *u
+	replay.Host = strings.TrimPrefix(f.srv.URL, "https://")
+	b := put(&replay)
+	before := f.tokenRequests.Load()
+	status, _, body := b.get(replay.String())
+	if status != http.StatusBadRequest || !strings.Contains(body, "used already") || f.tokenRequests.Load() != before {
+		t.Errorf("the callback replayed on F: %d, %d token requests\n%s", status, f.tokenRequests.Load()-before, body)
 	}
 }

@@ -17,15 +17,16 @@ import (
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/vault"
 	"github.com/mcp-gateway/gateway/internal/webpage"
+	"github.com/mcp-gateway/gateway/mrtr"
 )
 
 // usedStateOwner prefixes the caller a state's single use is recorded for (store.Replay's
 // owner), apart from the owners of DPoP proofs.
 const usedStateOwner = "useroauth/state/"
 
-// maxCallbacks bounds the callbacks one caller takes per ConsentTTL: each records its state
-// for ConsentTTL, so a caller holds at most twice as many (store.ReplayBudget). A person
-// connects a few backends, a few times.
+// maxCallbacks bounds the callbacks one caller takes per ConsentTTL and mrtr.ReplicaSkew: each
+// records its state for as long (mrtr.Keep of the state's expiry), so a caller holds at most
+// twice as many (store.ReplayBudget). A person connects a few backends, a few times.
 const maxCallbacks = 30
 
 // callback takes the authorization server's answer. In order, each check before anything that
@@ -98,7 +99,9 @@ func (s *Service) callback(w http.ResponseWriter, r *http.Request, at string) {
 		return
 	}
 	owner := usedStateOwner + callerkey.Of(st.Issuer, st.Subject)
-	use, err := s.deps.Replay.FirstUse(ctx, owner, st.Nonce, s.cfg.ConsentTTL, s.callbacks)
+	// The record lasts as long as the state is live on any replica, whatever its clock (within
+	// the replicas' tolerated skew) or its consentTTL: from the expiry the state carries.
+	use, err := s.deps.Replay.FirstUse(ctx, owner, st.Nonce, mrtr.Keep(st.Expiry, s.now()), s.callbacks)
 	switch {
 	case err != nil:
 		s.page.storeDown(w, r, st.Backend)

@@ -98,6 +98,9 @@ type fixtureOptions struct {
 	moreOf func(*fixture) []Backend
 	// records, when set, wraps the vault's records (a test's view of, or hand in, the store).
 	records func(store.Records) store.Records
+	// ahead sets this replica's clock that much ahead of the fixture's clock, which the store
+	// keeps time by.
+	ahead time.Duration
 }
 
 func newFixture(t *testing.T, o fixtureOptions) *fixture {
@@ -147,8 +150,9 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	}
 	f.base = base
 	f.idp.AddWebClient(pagesClientID, pagesClientSecret, base+"/signin/callback")
+	now := func() time.Time { return f.clock.Now().Add(o.ahead) }
 	signIn := webpage.NewSignIn(webpage.SignInConfig{Issuer: f.idp.Issuer(), ClientID: pagesClientID, ClientSecret: pagesClientSecret,
-		RedirectURL: base + "/signin/callback", SessionTTL: 10 * time.Minute}, ring, nil, f.clock.Now)
+		RedirectURL: base + "/signin/callback", SessionTTL: 10 * time.Minute}, ring, nil, now)
 	b := Backend{Name: backendName, URL: f.backend.URL(), Registration: o.registration, Timeout: cmp.Or(o.timeout, time.Second)}
 	if o.registration == "" || o.registration == RegistrationStatic {
 		b.ClientID, b.ClientSecret, b.AuthServer = asClientID, asClientSecret, f.as.Issuer()
@@ -166,7 +170,7 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	replay, _ := f.store.(store.Replay)
 	f.svc, err = New(Config{Keys: testKeys}.WithDefaults(), append([]Backend{b}, more...), Deps{Records: recs, Store: f.store, Replay: replay, Keys: ring,
 		SignIn: signIn, BaseURL: base, Logger: slog.New(slog.NewTextHandler(f.log, nil)), Observer: f.obs,
-		Clock: f.clock.Now, HTTPClient: f.asLink.client()})
+		Clock: now, HTTPClient: f.asLink.client()})
 	if err != nil {
 		t.Fatal(err)
 	}

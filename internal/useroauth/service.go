@@ -31,6 +31,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/vault"
 	"github.com/mcp-gateway/gateway/internal/webpage"
+	"github.com/mcp-gateway/gateway/mrtr"
 )
 
 // Sealing purposes: each sealed value opens only as itself.
@@ -229,7 +230,7 @@ func New(cfg Config, backends []Backend, deps Deps) (*Service, error) {
 		log: deps.Logger, obs: deps.Observer, now: deps.Clock,
 		links: deps.Keys.Sealer(purposeLink), states: deps.Keys.Sealer(purposeState),
 		flows: deps.Keys.Sealer(purposeFlow), clients: deps.Keys.Sealer(purposeClient),
-		callbacks: store.ReplayBudget{Count: maxCallbacks, Window: cfg.ConsentTTL}}
+		callbacks: store.ReplayBudget{Count: maxCallbacks, Window: cfg.ConsentTTL + mrtr.ReplicaSkew}}
 	if s.now == nil {
 		s.now = time.Now
 	}
