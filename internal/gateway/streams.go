@@ -173,12 +173,13 @@ func streamAcceptance(prev, c *components) acceptance {
 
 // principalOf is the caller auth verifies the token of an Authorization header as, read as
 // stage authenticate reads it (mcphttp.DPoPToken, authz.BearerToken): a Bearer token as a
-// request presents it, a DPoP-bound one as its token (its proof of possession was checked when
-// the stream opened, for the key the token stays bound to). ok is false when auth refuses it.
+// request presents it, a DPoP-bound one as auth would take it with a proof (its proof of
+// possession was checked when the stream opened, for the key the token stays bound to), so a
+// configuration that no longer takes it with DPoP refuses it. ok is false when auth refuses it.
 func principalOf(ctx context.Context, auth *authz.Service, authorization string) (p *authz.Principal, ok bool) {
 	var err error
 	if tok, dpop := mcphttp.DPoPToken(authorization); dpop {
-		p, err = auth.Authenticate(ctx, tok)
+		p, err = auth.AuthenticateProven(ctx, tok)
 		return p, err == nil
 	}
 	tok, err := authz.BearerToken(authorization)
