@@ -15,10 +15,11 @@ import (
 
 // TestReloadEndsDPoPStreamsItRefuses: a pre-2026 GET stream opened with a DPoP-bound token and
 // its proof is judged at a reload as its opening request would be now. The judgement verified
-// the token alone, as a bearer token but without the refusal of bound tokens: a reload that
-// turned DPoP off, for every issuer or for the token's issuer, left the stream running though
-// the new configuration answers the same request 401. Now such a stream ends, and one the new
-// configuration still accepts (DPoP made required) runs on and delivers.
+// the token alone, as a bearer token but without the refusal of bound tokens and without the
+// proof: a reload that turned DPoP off, for every issuer or for the token's issuer, or no longer
+// accepted the proof's algorithm, left the stream running though the new configuration answers
+// the same request 401. Now such a stream ends, and one the new configuration still accepts
+// (DPoP made required) runs on and delivers.
 func TestReloadEndsDPoPStreamsItRefuses(t *testing.T) {
 	iss, other := newDPoPIssuer(t), newIssuer(t)
 	dc := dpopclient.Start(t)
@@ -34,6 +35,7 @@ func TestReloadEndsDPoPStreamsItRefuses(t *testing.T) {
 		name, issuers, extra, dpop string
 	}{
 		{"DPoP turned off", "", "", "{mode: off}"},
+		{"the proof's algorithm no longer accepted", "", "", "{mode: allowed, algorithms: [EdDSA, Ed25519]}"},
 		{"DPoP turned off for the token's issuer", `[{issuer: "` + iss.URL() + `", dpop: "off"}, {issuer: "` + other.URL() + `"}]`,
 			`, issuers: ["` + iss.URL() + `", "` + other.URL() + `"]`, "{mode: allowed}"},
 	} {
@@ -44,7 +46,7 @@ func TestReloadEndsDPoPStreamsItRefuses(t *testing.T) {
 			if err := f.reload(t, "1h", config(tc.dpop, tc.issuers, tc.extra, alpha)); err != nil {
 				t.Fatalf("reload: %v", err)
 			}
-			s.wantEnded(t, "the stream of a DPoP-bound token outlived the reload that turned DPoP off for it")
+			s.wantEnded(t, "the stream of a DPoP-bound token outlived a reload that refuses its request")
 			h := dpopSessionHeaders(t, caller)
 			if status, _, body := post(t, f.url(), h, legacyInitialize); status != http.StatusUnauthorized {
 				t.Fatalf("a new session with the same token and a fresh proof: %d %s, want 401", status, body)
