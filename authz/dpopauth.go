@@ -167,53 +167,78 @@ type DPoPRequest struct {
 // tokens (the scheme is not one the gateway takes), ErrInvalidToken (a DPoP challenge, DPoPNonce
 // for use_dpop_nonce), ErrIssuerUnavailable and ErrReplayUnavailable (5xx), ErrProofBudget (429).
 func (s *Service) AuthenticateDPoP(ctx context.Context, req DPoPRequest) (p *Principal, nonce string, err error) {
-	d := s.dpop
-	if d == nil {
-		return nil, "", errOtherScheme
-	}
-	if req.Token == "" || len(req.Token) > maxTokenBytes || !isB64Token(req.Token) {
-		return nil, "", &dpopError{code: ChallengeInvalidToken, err: invalid(ReasonMalformed, "DPoP token syntax")}
-	}
 	now := s.auth.now()
-	sum := s.auth.tokenSum(req.Token) // the proof's ath and the token cache's key: one hash
-	if knownOnly(ctx) && !s.auth.known(sum) {
-		// Before the proof's signature: that costs as much as the token's.
-		return nil, "", ErrNotVerified
-	}
-	proof, err := s.verifyProof(req, now, &sum)
+	p, proof, err := s.proven(ctx, req, now, true)
 	if err != nil {
 		return nil, "", err
-	}
-	p, err = s.auth.authenticateSum(ctx, req.Token, sum)
-	if err != nil {
-		if errors.Is(err, ErrInvalidToken) {
-			err = &dpopError{code: ChallengeInvalidToken, err: err}
-		}
-		return nil, "", err
-	}
-	switch {
-	case p.dpop == DPoPOff:
-		return nil, "", bindingError("This issuer's tokens are not accepted with DPoP")
-	case p.JKT == "":
-		return nil, "", bindingError("The access token is not DPoP-bound")
-	case p.JKT != proof.JKT:
-		return nil, "", bindingError("The access token is bound to another key")
 	}
 	if err := s.recordProof(ctx, p, proof, now); err != nil {
 		return nil, "", err
 	}
-	if ns := d.verifier.Nonces(); ns != nil && ns.Stale(proof.NonceIssued, now) {
+	if ns := s.dpop.verifier.Nonces(); ns != nil && ns.Stale(proof.NonceIssued, now) {
 		nonce, _ = ns.Issue(now) // best effort: the request is good without it
 	}
 	return p, nonce, nil
 }
 
-func (s *Service) verifyProof(req DPoPRequest, now time.Time, sum *[sha256.Size]byte) (*dpop.Proof, error) {
+// AuthenticateProven is AuthenticateDPoP for a request whose proof passed it when the request
+// came, judged again later: a GET stream once a reload replaced the configuration that admitted
+// it. Everything is checked as the configuration now checks it (the scheme, the proof's alg,
+// key, signature, htm and htu, the token, its issuer's DPoP mode, the binding) except what no
+// proof passes for long, its iat and nonce; nothing is recorded against replay. Its errors are
+// AuthenticateDPoP's.
+func (s *Service) AuthenticateProven(ctx context.Context, req DPoPRequest) (*Principal, error) {
+	p, _, err := s.proven(ctx, req, s.auth.now(), false)
+	return p, err
+}
+
+// proven checks a DPoP request before its replay record: the token's syntax, the proof (its
+// iat and nonce only when fresh), the token, then the binding (the issuer takes DPoP-bound
+// tokens and cnf.jkt is the proof key's thumbprint).
+func (s *Service) proven(ctx context.Context, req DPoPRequest, now time.Time, fresh bool) (*Principal, *dpop.Proof, error) {
+	if s.dpop == nil {
+		return nil, nil, errOtherScheme
+	}
+	if req.Token == "" || len(req.Token) > maxTokenBytes || !isB64Token(req.Token) {
+		return nil, nil, &dpopError{code: ChallengeInvalidToken, err: invalid(ReasonMalformed, "DPoP token syntax")}
+	}
+	sum := s.auth.tokenSum(req.Token) // the proof's ath and the token cache's key: one hash
+	if knownOnly(ctx) && !s.auth.known(sum) {
+		// Before the proof's signature: that costs as much as the token's.
+		return nil, nil, ErrNotVerified
+	}
+	proof, err := s.verifyProof(req, now, &sum, fresh)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := s.auth.authenticateSum(ctx, req.Token, sum)
+	if err != nil {
+		if errors.Is(err, ErrInvalidToken) {
+			err = &dpopError{code: ChallengeInvalidToken, err: err}
+		}
+		return nil, nil, err
+	}
+	switch {
+	case p.dpop == DPoPOff:
+		return nil, nil, bindingError("This issuer's tokens are not accepted with DPoP")
+	case p.JKT == "":
+		return nil, nil, bindingError("The access token is not DPoP-bound")
+	case p.JKT != proof.JKT:
+		return nil, nil, bindingError("The access token is bound to another key")
+	}
+	return p, proof, nil
+}
+
+func (s *Service) verifyProof(req DPoPRequest, now time.Time, sum *[sha256.Size]byte, fresh bool) (*dpop.Proof, error) {
 	d := s.dpop
 	if len(req.Proofs) != 1 {
 		return nil, fromProofError(dpop.HeaderError(len(req.Proofs)), nil, now)
 	}
-	proof, err := d.verifier.Verify(req.Proofs[0], dpop.Request{Method: req.Method, URL: req.URL, AccessToken: req.Token, TokenSum: sum, Now: now})
+	verify := d.verifier.VerifyAgain
+	if fresh {
+		verify = d.verifier.Verify
+	}
+	proof, err := verify(req.Proofs[0], dpop.Request{Method: req.Method, URL: req.URL, AccessToken: req.Token, TokenSum: sum, Now: now})
 	if err != nil {
 		return nil, fromProofError(err, d.verifier.Nonces(), now)
 	}

@@ -240,11 +240,19 @@ func (s *Server) challenge(status int, cs ...authz.Challenge) *Error {
 		}
 		values[i] = c.Header()
 	}
+	// The message says what the first challenge says: a refusal written in-band (a message of a
+	// 2025-03-26 batch) has no headers of its own, so the challenge is all the client reads.
 	msg := "Unauthorized: a valid access token is required"
-	if status == http.StatusForbidden {
+	switch {
+	case status == http.StatusForbidden:
 		msg = "Forbidden: insufficient scope"
-	} else if status == http.StatusBadRequest {
+		if len(cs[0].Scopes) > 0 {
+			msg += "; this operation needs the scopes: " + strings.Join(cs[0].Scopes, " ")
+		}
+	case status == http.StatusBadRequest:
 		msg = "Bad request: " + cs[0].Description
+	case cs[0].Description != "":
+		msg = "Unauthorized: " + cs[0].Description
 	}
 	return &Error{
 		Status:  status,

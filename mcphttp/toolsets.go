@@ -571,6 +571,16 @@ func (s *Server) AcceptsStream(r *http.Request, p *authz.Principal) bool {
 	return !s.forOtherEndpoint(s.cfg.PublicURL, set, p)
 }
 
+// StreamURL is the public URL, in dpop.NormalizeURL form, of the endpoint s would serve the GET
+// stream r at (a tool set's, or its own): the htu the stream's DPoP proof must name there, as
+// endpointURL is a request's. A function, not a method: Server keeps its method budget.
+func StreamURL(s *Server, r *http.Request) string {
+	if set := s.sets[echo.GetPath(r)]; set != nil && set.htu != "" {
+		return set.htu
+	}
+	return s.htu
+}
+
 // audiences reads an "aud" claim: a string or an array of strings.
 func audiences(v any) []string {
 	switch a := v.(type) {

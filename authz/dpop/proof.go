@@ -163,6 +163,18 @@ type claims struct {
 // order). Errors are *Error: CodeInvalidProof, or CodeUseNonce when a nonce is required and
 // missing, expired or not the server's.
 func (v *Verifier) Verify(raw string, req Request) (*Proof, error) {
+	return v.verify(raw, req, true)
+}
+
+// VerifyAgain is Verify for a proof that passed Verify when its request came, judged again
+// later (a long-lived request whose server configuration changed): every check but those of
+// its freshness, the nonce and iat, which no proof passes for long.
+func (v *Verifier) VerifyAgain(raw string, req Request) (*Proof, error) {
+	return v.verify(raw, req, false)
+}
+
+// verify is Verify, the nonce and iat checked only when fresh.
+func (v *Verifier) verify(raw string, req Request, fresh bool) (*Proof, error) {
 	jwk, payload, err := v.verifySignature(raw)
 	if err != nil {
 		return nil, err
@@ -175,11 +187,13 @@ func (v *Verifier) Verify(raw string, req Request) (*Proof, error) {
 	if err := v.checkRequest(c, req); err != nil {
 		return nil, err
 	}
-	if p.NonceIssued, err = v.checkNonce(c, req.Now); err != nil {
-		return nil, err
-	}
-	if p.IssuedAt, err = v.checkTime(c.IAT, req.Now); err != nil {
-		return nil, err
+	if fresh {
+		if p.NonceIssued, err = v.checkNonce(c, req.Now); err != nil {
+			return nil, err
+		}
+		if p.IssuedAt, err = v.checkTime(c.IAT, req.Now); err != nil {
+			return nil, err
+		}
 	}
 	if req.AccessToken != "" {
 		if c.ATH == nil {

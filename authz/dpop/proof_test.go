@@ -425,3 +425,52 @@ func TestVerifyNamesExactly(t *testing.T) {
 		t.Errorf("a proof with other members: %v", err)
 	}
 }
+
+// TestVerifyAgain: a proof judged again after its request came passes every check but its
+// freshness (iat long past, a nonce expired or absent) and fails every other as Verify does:
+// an algorithm no longer accepted, another htu or htm, another token's ath.
+func TestVerifyAgain(t *testing.T) {
+	s := newSigner(t, "ES256")
+	nonces, err := NewNonces(testRing(t, "a"), MinNonceLifetime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := newTestVerifier(t, Config{Nonces: nonces})
+	nonce, err := nonces.Issue(testNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := request()
+	later.Now = testNow.Add(time.Hour)
+	for name, p := range map[string]string{
+		"iat an hour ago, nonce expired": s.proof(t, func(_, c map[string]any) { c["nonce"] = nonce }),
+		"no nonce":                       s.proof(t, nil),
+	} {
+		if _, err := v.Verify(p, later); !errors.Is(err, ErrInvalidProof) && !errors.Is(err, ErrUseNonce) {
+			t.Errorf("%s: Verify accepted a proof an hour old: %v", name, err)
+		}
+		if got, err := v.VerifyAgain(p, later); err != nil || got.JKT != s.jkt(t) {
+			t.Errorf("%s: VerifyAgain: %v, %+v", name, err, got)
+		}
+	}
+	edOnly := newTestVerifier(t, Config{Algorithms: []string{"EdDSA"}})
+	for name, tc := range map[string]struct {
+		v      *Verifier
+		change func(h, c map[string]any)
+		req    func(*Request)
+	}{
+		"an algorithm no longer accepted": {edOnly, nil, nil},
+		"another htu":                     {v, nil, func(r *Request) { r.URL = "https://mcp.example.com/other" }},
+		"another htm":                     {v, nil, func(r *Request) { r.Method = "GET" }},
+		"another token":                   {v, nil, func(r *Request) { r.AccessToken = "another" }},
+		"tampered":                        {v, func(_, c map[string]any) { c["htm"] = nil }, nil},
+	} {
+		req := later
+		if tc.req != nil {
+			tc.req(&req)
+		}
+		if _, err := tc.v.VerifyAgain(s.proof(t, tc.change), req); !errors.Is(err, ErrInvalidProof) {
+			t.Errorf("%s: VerifyAgain: %v, want %v", name, err, ErrInvalidProof)
+		}
+	}
+}

@@ -103,7 +103,15 @@ func openLegacyStreamAt(t *testing.T, url, tok, origin, version string) *legacyS
 		h.Set("Origin", origin)
 	}
 	res := legacyGetAt(t, ctx, url, tok, legacySessionAt(t, url, h, version), origin, version)
+	return readLegacyStream(t, ctx, res)
+}
+
+// readLegacyStream reads the GET stream res, which must be 200, line by line until it ends or
+// ctx is done.
+func readLegacyStream(t *testing.T, ctx context.Context, res *http.Response) *legacyStream {
+	t.Helper()
 	if res.StatusCode != http.StatusOK {
+		res.Body.Close()
 		t.Fatalf("GET stream: %d", res.StatusCode)
 	}
 	lines := make(chan string, 16)

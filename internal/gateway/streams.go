@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/mcpheader"
 	"github.com/mcp-gateway/gateway/mcphttp"
 )
@@ -166,19 +167,23 @@ func streamAcceptance(prev, c *components) acceptance {
 	}
 	auth := c.auth
 	return acceptance{accepts: func(ctx context.Context, r *http.Request) (bool, *authz.Principal) {
-		p, ok := principalOf(ctx, auth, r.Header.Get("Authorization"))
+		p, ok := principalOf(ctx, auth, srv, r)
 		return ok && srv.AcceptsStream(r, p), p
 	}, timeout: cmp.Or(c.cfg.Auth.FetchTimeout, authz.DefaultFetchTimeout), srv: srv}
 }
 
-// principalOf is the caller auth verifies the token of an Authorization header as, read as
-// stage authenticate reads it (mcphttp.DPoPToken, authz.BearerToken): a Bearer token as a
-// request presents it, a DPoP-bound one as its token (its proof of possession was checked when
-// the stream opened, for the key the token stays bound to). ok is false when auth refuses it.
-func principalOf(ctx context.Context, auth *authz.Service, authorization string) (p *authz.Principal, ok bool) {
+// principalOf is the caller auth verifies the credentials of r, a GET stream's request, as,
+// read as stage authenticate reads them (mcphttp.DPoPToken, authz.BearerToken): a Bearer token as
+// a request presents it; a DPoP-bound one with the stream's proof, checked as srv's endpoint
+// would check it now but for its iat and nonce (authz.Service.AuthenticateProven), so a
+// configuration that no longer takes the token with DPoP, the proof's algorithm or its htu
+// refuses it. ok is false when auth refuses them.
+func principalOf(ctx context.Context, auth *authz.Service, srv *mcphttp.Server, r *http.Request) (p *authz.Principal, ok bool) {
 	var err error
-	if tok, dpop := mcphttp.DPoPToken(authorization); dpop {
-		p, err = auth.Authenticate(ctx, tok)
+	authorization := r.Header.Get("Authorization")
+	if tok, bound := mcphttp.DPoPToken(authorization); bound {
+		p, err = auth.AuthenticateProven(ctx, authz.DPoPRequest{Token: tok, Proofs: r.Header.Values(dpop.Header),
+			Method: r.Method, URL: mcphttp.StreamURL(srv, r)})
 		return p, err == nil
 	}
 	tok, err := authz.BearerToken(authorization)
