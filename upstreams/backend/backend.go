@@ -160,6 +160,10 @@ func New(uc Config, env *Env) (*Backend, error) {
 		b.Close()
 		return nil, err
 	}
+	// Every request goes through rt or the client (a pre-2026 backend's sessions), and so
+	// every answer through the scrubber of the credentials it was sent with (scrub.go).
+	b.rt = scrubbing(b.rt, &uc)
+	b.client.Transport = b.rt
 	b.breaker = newBreaker(b.name, uc.Breaker, env.CircuitState, env.CallerCircuit)
 	b.circuitOf = circuitIdentity{url: uc.URL, headers: uc.Headers, protocol: uc.Protocol, tls: uc.TLS, auth: uc.Auth, breaker: uc.Breaker}
 	b.retry = newRetryPolicy(uc.Retry)

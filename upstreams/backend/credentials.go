@@ -321,7 +321,13 @@ func (c *credentials) fetch(ctx context.Context, subject string) (*token, error)
 	if err != nil || len(body) > maxTokenResponseBytes {
 		return nil, c.fail("token response unreadable or too large")
 	}
-	return c.parse(resp.StatusCode, body)
+	t, err := c.parse(resp.StatusCode, body)
+	if err == nil && subject != "" && t.value == subject {
+		// A token service that passes the caller's token through would have the gateway
+		// send it to the backend, which never receives a caller's token.
+		return nil, c.fail("token exchange answered with the caller's own token")
+	}
+	return t, err
 }
 
 // parse reads a token response (RFC 6749 §5.1, RFC 8693 §2.2.1). Only the OAuth error code is

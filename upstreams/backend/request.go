@@ -83,7 +83,7 @@ func (b *Backend) Post(ctx context.Context, o *Request) (*http.Response, error) 
 		return nil, fmt.Errorf("%w: %s: the URL does not make a request", wire.ErrUnavailable, b.name)
 	}
 	rctx := ctx
-	if b.transport != nil && b.rt == http.RoundTripper(b.transport) {
+	if b.transport != nil && unscrubbed(b.rt) == http.RoundTripper(b.transport) {
 		// Over TLS Classify cannot tell from the error alone whether the handshake failed,
 		// before any byte of the request was written. The direct client of plain http fails
 		// before a send only by the dial errors Classify knows, and spares a plain call the
