@@ -73,10 +73,8 @@ func TestLegacyDeclineRecorded(t *testing.T) {
 		}
 	}
 	lines := 0
-	for _, l := range logLines(t, &logs, "request") {
-		if l["method"] != "tools/call" {
-			continue
-		}
+	calls := func(l map[string]any) bool { return l["method"] == "tools/call" }
+	for _, l := range waitLogLines(t, &logs, "request", n, calls) {
 		lines++
 		if l["status"] != float64(200) || l["outcome"] != outcome.Denied || l["sse"] != true || l["era"] != "legacy" {
 			t.Errorf("access line %v, want status 200, outcome denied, on a stream", l)

@@ -3,6 +3,7 @@ package pre2026
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -25,6 +26,24 @@ func logLines(t *testing.T, logs *mcptest.LogBuffer, msg string) []map[string]an
 			out = append(out, l)
 		}
 	}
+	return out
+}
+
+// waitLogLines waits until logs hold at least n lines whose msg is msg and that match holds
+// for, and returns those lines: the access line of a request is written as its handler
+// returns, which may be after the client has read its answer.
+func waitLogLines(t *testing.T, logs *mcptest.LogBuffer, msg string, n int, match func(map[string]any) bool) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	mcptest.WaitFor(t, fmt.Sprintf("%d %q log lines", n, msg), func() bool {
+		out = out[:0]
+		for _, l := range logLines(t, logs, msg) {
+			if match(l) {
+				out = append(out, l)
+			}
+		}
+		return len(out) >= n
+	})
 	return out
 }
 
@@ -63,10 +82,8 @@ func TestLegacyNotAskedLogged(t *testing.T) {
 			continue
 		}
 		var call map[string]any
-		for _, l := range logLines(t, &logs, "request") {
-			if l["name"] == tt.tool {
-				call = l
-			}
+		for _, l := range waitLogLines(t, &logs, "request", 1, func(l map[string]any) bool { return l["name"] == tt.tool }) {
+			call = l
 		}
 		var warned bool
 		for _, l := range logLines(t, &logs, "legacy client could not be asked") {
