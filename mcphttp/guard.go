@@ -69,11 +69,14 @@ func (s *Server) readBody(x *request) error {
 		budget = share
 	}
 	buf, err := bodyread.Read(r.Body, limit, budget)
-	if rc != nil {
+	if rc != nil && err == nil {
 		// Lifted at once, so a call or a stream that outlasts it keeps its connection: net/http
 		// reads to the body's end after the handler, and that read would fail on a passed
 		// deadline. (Its background read, which notices a client that goes away, clears the
-		// deadline itself.)
+		// deadline itself.) A body not read whole keeps it: net/http's read of the rest after
+		// the handler (up to 256 KiB) then ends with the deadline and the connection is closed;
+		// lifted, that read would wait for bytes a stalled client never sends, holding the
+		// connection without any timeout after its 408.
 		_ = rc.SetReadDeadline(time.Time{})
 	}
 	var ne net.Error

@@ -778,17 +778,37 @@ func (g *gateway) registerEdgeMetrics() error {
 // httpServer applies the listener limits. There is no WriteTimeout: it would cut legitimate
 // long-lived SSE streams. The MCP endpoint instead bounds each request's body read and every
 // write itself (server.bodyReadTimeout, server.writeTimeout), and the backends' own timeouts
-// bound each call. What net/http reports about a connection (a failed TLS handshake, an HTTP/2
+// bound each call. ReadTimeout (the headers' time and the body's) bounds what net/http reads
+// of a request it answers itself, before any handler: an Expect it does not know is 417, after
+// which it reads the rest of the body (up to 256 KiB) before it lets the connection go, and
+// without a deadline a client that never sends it would hold the connection for as long as it
+// liked. A handler sets the body's own deadline, and net/http clears the deadline once a body
+// is read, so neither a slow call nor a long stream is cut by it. Like the listeners' other
+// limits it keeps its values at start; a reloaded bodyReadTimeout is what handlers set. What net/http reports about a connection (a failed TLS handshake, an HTTP/2
 // connection without its preface: a line any client can cause) is a line of the gateway's log,
 // in its format, at its level, through its queue.
 func (g *gateway) httpServer(cfg *Config, h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: cfg.Server.ReadHeaderTimeout,
+		ReadTimeout:       requestReadTimeout(cfg),
 		IdleTimeout:       cfg.Server.IdleTimeout,
 		MaxHeaderBytes:    cfg.Server.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
 	}
+}
+
+// requestReadTimeout is the time net/http gives a request's headers and body together: the
+// headers' timeout and the body's, none when either is off.
+func requestReadTimeout(cfg *Config) time.Duration {
+	h, b := cfg.Server.ReadHeaderTimeout, cfg.Server.BodyReadTimeout
+	if h <= 0 || b < 0 {
+		return 0
+	}
+	if b == 0 {
+		b = mcphttp.DefaultBodyReadTimeout
+	}
+	return h + b
 }
 
 // bound are listeners opened before the gateway is built; a nil one is opened from cfg.
