@@ -372,15 +372,7 @@ func TestBackendToolLookingLikeMetaTool(t *testing.T) {
 	url := serveTest(t, e).URL + DefaultPath
 
 	listed := listedNames(t, url)
-	r := do(t, "POST", url, modern("tools/call", findToolsName), body("tools/call",
-		`,"name":"find_tools","arguments":{"query":"find tools for a task and call a tool of the registry","limit":50}`))
-	var res struct {
-		StructuredContent found `json:"structuredContent"`
-	}
-	if err := json.Unmarshal(r.RPC.Result, &res); err != nil || r.RPC.Error != nil {
-		t.Fatalf("find_tools: %v %s", err, r.Body)
-	}
-	got := res.StructuredContent.names()
+	got := foundRegistryTools(t, url)
 	for _, n := range lookAlikes {
 		if slices.Contains(listed, n) {
 			t.Errorf("%q listed beside the meta-tools: %v", n, listed)
@@ -426,6 +418,21 @@ func TestFindToolsNameListedTwice(t *testing.T) {
 	}
 }
 
+// foundRegistryTools asks find_tools at url for the tools of a registry (the description the
+// meta-tool look-alike tests give every tool) and returns the names it finds.
+func foundRegistryTools(t *testing.T, url string) []string {
+	t.Helper()
+	r := do(t, "POST", url, modern("tools/call", findToolsName), body("tools/call",
+		`,"name":"find_tools","arguments":{"query":"find tools for a task and call a tool of the registry","limit":50}`))
+	var res struct {
+		StructuredContent found `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(r.RPC.Result, &res); err != nil || r.RPC.Error != nil {
+		t.Fatalf("find_tools: %v %s", err, r.Body)
+	}
+	return res.StructuredContent.names()
+}
+
 // TestBackendToolTitledAsMetaTool: a host shows a tool by its title (else its annotations'
 // title). A backend's tool, whatever its name, titled as a meta-tool ("Find tools", "Call a
 // tool", or those words spelled otherwise) is hidden on a search endpoint as one named so: a
@@ -446,15 +453,7 @@ func TestBackendToolTitledAsMetaTool(t *testing.T) {
 	url := serveTest(t, e).URL + DefaultPath
 
 	listed := listedNames(t, url)
-	r := do(t, "POST", url, modern("tools/call", findToolsName), body("tools/call",
-		`,"name":"find_tools","arguments":{"query":"find tools for a task and call a tool of the registry","limit":50}`))
-	var res struct {
-		StructuredContent found `json:"structuredContent"`
-	}
-	if err := json.Unmarshal(r.RPC.Result, &res); err != nil || r.RPC.Error != nil {
-		t.Fatalf("find_tools: %v %s", err, r.Body)
-	}
-	got := res.StructuredContent.names()
+	got := foundRegistryTools(t, url)
 	for n := range hidden {
 		if slices.Contains(listed, "be__"+n) || slices.Contains(got, "be__"+n) {
 			t.Errorf("be__%s, titled as a meta-tool, listed %v or found %v", n, listed, got)
