@@ -372,15 +372,7 @@ func TestBackendToolLookingLikeMetaTool(t *testing.T) {
 	url := serveTest(t, e).URL + DefaultPath
 
 	listed := listedNames(t, url)
-	r := do(t, "POST", url, modern("tools/call", findToolsName), body("tools/call",
-		`,"name":"find_tools","arguments":{"query":"find tools for a task and call a tool of the registry","limit":50}`))
-	var res struct {
-		StructuredContent found `json:"structuredContent"`
-	}
-	if err := json.Unmarshal(r.RPC.Result, &res); err != nil || r.RPC.Error != nil {
-		t.Fatalf("find_tools: %v %s", err, r.Body)
-	}
-	got := res.StructuredContent.names()
+	got := foundRegistryTools(t, url)
 	for _, n := range lookAlikes {
 		if slices.Contains(listed, n) {
 			t.Errorf("%q listed beside the meta-tools: %v", n, listed)
@@ -423,5 +415,53 @@ func TestFindToolsNameListedTwice(t *testing.T) {
 	r := do(t, "POST", url, modern("tools/list", ""), body("tools/list", ""))
 	if strings.Count(string(r.Body), `"be__rotate"`) != 0 {
 		t.Errorf("the search-mode list shows the repeated name beside the meta-tools: %s", r.Body)
+	}
+}
+
+// foundRegistryTools asks find_tools at url for the tools of a registry (the description the
+// meta-tool look-alike tests give every tool) and returns the names it finds.
+func foundRegistryTools(t *testing.T, url string) []string {
+	t.Helper()
+	r := do(t, "POST", url, modern("tools/call", findToolsName), body("tools/call",
+		`,"name":"find_tools","arguments":{"query":"find tools for a task and call a tool of the registry","limit":50}`))
+	var res struct {
+		StructuredContent found `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(r.RPC.Result, &res); err != nil || r.RPC.Error != nil {
+		t.Fatalf("find_tools: %v %s", err, r.Body)
+	}
+	return res.StructuredContent.names()
+}
+
+// TestBackendToolTitledAsMetaTool: a host shows a tool by its title (else its annotations'
+// title). A backend's tool, whatever its name, titled as a meta-tool ("Find tools", "Call a
+// tool", or those words spelled otherwise) is hidden on a search endpoint as one named so: a
+// user reading the list or a confirmation cannot take it for find_tools or call_tool. A title
+// that merely shares a word with them stays. Before, only names were compared.
+func TestBackendToolTitledAsMetaTool(t *testing.T) {
+	hidden := map[string]string{"lookup": `"title":"Find tools"`, "runner": `"title":"Call a tool"`,
+		"seek": `"annotations":{"title":"find-TOOLS"}`, "go": `"title":"Call\u200bTool"`}
+	kept := map[string]string{"find_files": `"title":"Find files"`, "caller": `"title":"Call a friend"`}
+	var defs []string
+	for _, m := range []map[string]string{hidden, kept} {
+		for n, title := range m {
+			defs = append(defs, `{"name":`+jsonString(n)+`,`+title+`,"description":"Find tools for a task and call a tool of the registry.","inputSchema":{"type":"object"}}`)
+		}
+	}
+	be := mcptest.StartServer(t, "be", mcptest.WithoutDefaults(), mcptest.WithMiddleware(listingRaw("["+strings.Join(defs, ",")+"]")))
+	_, e := testServer(t, Config{Search: SearchConfig{Enabled: true, AlwaysVisible: []string{"*"}, MaxResults: 50}}, oneBackendNamed("be", be.URL()), upstreams.Options{}, Deps{})
+	url := serveTest(t, e).URL + DefaultPath
+
+	listed := listedNames(t, url)
+	got := foundRegistryTools(t, url)
+	for n := range hidden {
+		if slices.Contains(listed, "be__"+n) || slices.Contains(got, "be__"+n) {
+			t.Errorf("be__%s, titled as a meta-tool, listed %v or found %v", n, listed, got)
+		}
+	}
+	for n := range kept {
+		if !slices.Contains(listed, "be__"+n) || !slices.Contains(got, "be__"+n) {
+			t.Errorf("be__%s hidden: listed %v, found %v", n, listed, got)
+		}
 	}
 }

@@ -289,9 +289,9 @@ func (c *indexCache) build(cat *upstreams.ToolCatalog, owner string) *catalogInd
 		}
 		d.Backend = t.Target.Upstream
 		docs[i], e.names[i], e.shadows[i] = d, d.Name, t.Shadows
-		if readsAsMetaToolName(d.Name) {
+		if readsAsMetaToolName(d.Name) || readsAsMetaToolTitle(d.Title) {
 			e.reserved[i] = true
-			c.log.Warn("backend tool hidden on search endpoints: its name is or reads as a meta-tool's",
+			c.log.Warn("backend tool hidden on search endpoints: its name or title is or reads as a meta-tool's",
 				"upstream", t.Target.Upstream, "tool", t.Target.Name)
 		}
 	}
@@ -352,6 +352,18 @@ func readsAsMetaToolName(name string) bool {
 	}
 	switch strings.Join(pins.NameWords(name), "") {
 	case "findtools", "calltool":
+		return true
+	}
+	return false
+}
+
+// readsAsMetaToolTitle reports whether a reader takes title, the name a host shows a tool by
+// (its title, else its annotations' title), for one of the meta-tools' titles or names ("Find
+// tools", "Call a tool", find_tools, call_tool), spelled as readsAsMetaToolName reads names: in
+// a host's list, or the confirmation of a call, such a tool is taken for the meta-tool.
+func readsAsMetaToolTitle(title string) bool {
+	switch strings.Join(pins.NameWords(title), "") {
+	case "findtools", "calltool", "callatool":
 		return true
 	}
 	return false

@@ -216,6 +216,7 @@ func (d *delta) item(kind Kind, o, n map[string]any) {
 			d.annotationsDiff(ov, nv)
 		case "icons":
 			d.icons = true
+			d.text = d.text || iconsText(ov, nv)
 		case "arguments":
 			d.arguments(ov, nv)
 		case "mimeType":
@@ -281,9 +282,29 @@ func orTrue(v any, present bool) any {
 // (https://modelcontextprotocol.io/specification/2026-07-28/server/tools).
 var hintDefaults = map[string]bool{"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true}
 
-// notText are the annotation members defined for resources whose values are roles, numbers or
-// dates, not text for the reader.
-var notText = map[string]bool{"audience": true, "priority": true, "lastModified": true}
+// notText reports whether v, the value of annotation member k, is what the specification
+// defines there, and so no text for the reader: a hint's boolean (or null, its default), a
+// resource's audience of roles, its lastModified date. Any other value of those members (a
+// hint or an audience spelling out a sentence) is judged as every other member is, by whether
+// it holds text; a priority is a number, which holds none.
+func notText(k string, v any) bool {
+	switch k {
+	case "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint":
+		_, isBool := v.(bool)
+		return isBool || v == nil
+	case "audience":
+		roles, ok := v.([]any)
+		for _, r := range roles {
+			ok = ok && (r == "user" || r == "assistant")
+		}
+		return ok
+	case "lastModified":
+		// An ISO 8601 date or time: digits and the few separators it spells, no words.
+		s, ok := v.(string)
+		return ok && len(s) <= 40 && strings.Trim(s, "0123456789-+:.,TZtz ") == ""
+	}
+	return false
+}
 
 func (d *delta) annotationsDiff(ov, nv any) {
 	d.annotations = true
@@ -311,10 +332,10 @@ func (d *delta) annotationsDiff(ov, nv any) {
 	d.readOnly = turns(o, n, "readOnlyHint", true)
 	d.idempotent = turns(o, n, "idempotentHint", true)
 	d.openWorld = turns(o, n, "openWorldHint", true)
-	// Any other member that carries text (the display title, a vendor's note) is text for
-	// the reader when it is added or changed.
+	// Any other member that carries text (the display title, a vendor's note, a hint or an
+	// audience holding a sentence) is text for the reader when it is added or changed.
 	for k, v := range n {
-		if _, isHint := hintDefaults[k]; isHint || notText[k] || reflect.DeepEqual(o[k], v) {
+		if notText(k, v) || reflect.DeepEqual(o[k], v) {
 			continue
 		}
 		if holdsText(v) {
@@ -418,6 +439,67 @@ func (d *delta) arguments(ov, nv any) {
 	if !reflect.DeepEqual(oOrder, nOrder) && len(o) == len(n) {
 		d.other = true
 	}
+}
+
+// iconsText reports whether the icons nv hold text that ov did not. An icon is an image, its
+// src, with the mimeType, sizes and theme the specification defines for it; a string anywhere
+// else in it (a note member, a sentence in sizes or theme, a mimeType that is no media type) is
+// read as sent by whoever reads the definition, and is text.
+func iconsText(ov, nv any) bool {
+	pinned := map[string]bool{}
+	allStrings(ov, pinned, 0)
+	text := map[string]bool{}
+	icons, isList := nv.([]any)
+	if !isList {
+		allStrings(nv, text, 0)
+	}
+	for _, icon := range icons {
+		obj, isObj := icon.(map[string]any)
+		if !isObj {
+			allStrings(icon, text, 0)
+		}
+		for k, v := range obj {
+			if !iconMember(k, v) {
+				text[k] = true
+				allStrings(v, text, 0)
+			}
+		}
+	}
+	for s := range text {
+		if !pinned[s] {
+			return true
+		}
+	}
+	return false
+}
+
+// iconMember reports whether v is what the specification defines for an icon's member k: any
+// src (a URL or data URI the host loads as an image), a media type, sizes such as "48x48" or
+// "any", a light or dark theme.
+func iconMember(k string, v any) bool {
+	switch k {
+	case "src":
+		return true
+	case "mimeType":
+		s, ok := v.(string)
+		return ok && mediaType(s)
+	case "theme":
+		return v == "light" || v == "dark"
+	case "sizes":
+		sizes, ok := v.([]any)
+		for _, e := range sizes {
+			s, _ := e.(string)
+			w, h, cut := strings.Cut(s, "x")
+			ok = ok && (s == "any" || (cut && digits(w) && digits(h)))
+		}
+		return ok
+	}
+	return false
+}
+
+// digits reports whether s is one or more ASCII digits.
+func digits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // holdsText reports whether v is or holds a string (a member name included).

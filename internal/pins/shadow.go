@@ -30,6 +30,9 @@ import (
 //     "readFile", "file-read"), when their tokens joined are equal ("l0g" and "log"), or when
 //     those are at least shadowMinTypo characters long and equal after deleting at most one
 //     character from each ("read_file" and "raed_file", "read_files");
+//   - shown names: the name a host shows the tool by (its title, else its annotations' title,
+//     else its name; shownName), as name tokens: two tools shown alike ("Read project file"
+//     and "read-project-FILE", or a title and a name) are near duplicates to the user;
 //   - descriptions: the description's lower-case words (runs of letters and digits) as word
 //     bigrams. Two descriptions of at least shadowMinWords words are near duplicates when at
 //     least shadowOverlap of the shorter one's bigrams are in the other's (the overlap
@@ -44,21 +47,43 @@ const (
 type shadowSig struct {
 	tokens  string   // name tokens, sorted, joined with spaces
 	joined  string   // name tokens in order, concatenated
+	shown   string   // the tokens of the name a host shows (shownName), sorted, joined with spaces
 	bigrams []string // description word bigrams, distinct
 }
 
 func toolSig(d *Definition) shadowSig {
 	obj, _ := d.Value.(map[string]any)
 	desc, _ := obj["description"].(string)
-	toks := nameTokens(d.Key)
 	// The joined name is read as a whole: "c1ose" is the words c, 1, ose, and reads as close.
-	joined := latinFamilies(strings.Join(toks, ""))
+	joined := latinFamilies(strings.Join(nameTokens(d.Key), ""))
+	tokens, shown := sortedTokens(d.Key), sortedTokens(shownName(d, obj))
+	return shadowSig{tokens: tokens, joined: joined, shown: shown, bigrams: wordBigrams(desc)}
+}
+
+// shownName is the name a host shows a tool by, in its tool list and when it asks the user to
+// confirm a call: its title, else the title in its annotations, else its name
+// (https://modelcontextprotocol.io/specification/2026-07-28/server/tools, display name
+// precedence).
+func shownName(d *Definition, obj map[string]any) string {
+	if title, _ := obj["title"].(string); title != "" {
+		return title
+	}
+	ann, _ := obj["annotations"].(map[string]any)
+	if title, _ := ann["title"].(string); title != "" {
+		return title
+	}
+	return d.Key
+}
+
+// sortedTokens is the name tokens of s as a reader takes them (nameTokens, latinFamilies),
+// sorted and joined with spaces.
+func sortedTokens(s string) string {
+	toks := nameTokens(s)
 	for i, t := range toks {
 		toks[i] = latinFamilies(t)
 	}
-	sorted := append([]string(nil), toks...)
-	sort.Strings(sorted)
-	return shadowSig{tokens: strings.Join(sorted, " "), joined: joined, bigrams: wordBigrams(desc)}
+	sort.Strings(toks)
+	return strings.Join(toks, " ")
 }
 
 // foldText is s in NFKC form and case folded (NFKC_Casefold, but for default-ignorable code
@@ -189,13 +214,14 @@ type shadowIndex struct {
 	byTokens  map[string][]string        // sorted name tokens → tool keys
 	byVariant map[string][]string        // joined name or a one-deletion variant → tool keys
 	byJoined  map[string][]string        // joined name, of any length → tool keys
+	byShown   map[string][]string        // tokens of the shown name → tool keys
 	byBigram  map[string][]string        // description bigram → tool keys
 	bigrams   map[string]map[string]bool // tool key → its bigrams
 }
 
 func newShadowIndex(tools map[string]*Definition) *shadowIndex {
 	x := &shadowIndex{byTokens: map[string][]string{}, byVariant: map[string][]string{}, byJoined: map[string][]string{},
-		byBigram: map[string][]string{}, bigrams: map[string]map[string]bool{}}
+		byShown: map[string][]string{}, byBigram: map[string][]string{}, bigrams: map[string]map[string]bool{}}
 	for key, d := range tools {
 		sig := toolSig(d)
 		if sig.tokens != "" {
@@ -203,6 +229,9 @@ func newShadowIndex(tools map[string]*Definition) *shadowIndex {
 		}
 		if sig.joined != "" {
 			x.byJoined[sig.joined] = append(x.byJoined[sig.joined], key)
+		}
+		if sig.shown != "" {
+			x.byShown[sig.shown] = append(x.byShown[sig.shown], key)
 		}
 		if len([]rune(sig.joined)) >= shadowMinTypo {
 			for _, v := range oneDeletion(sig.joined) {
@@ -227,6 +256,9 @@ func (x *shadowIndex) match(sig shadowSig) (string, bool) {
 	var found []string
 	found = append(found, x.byTokens[sig.tokens]...)
 	found = append(found, x.byJoined[sig.joined]...)
+	if sig.shown != "" {
+		found = append(found, x.byShown[sig.shown]...)
+	}
 	if len([]rune(sig.joined)) >= shadowMinTypo {
 		for _, v := range oneDeletion(sig.joined) {
 			found = append(found, x.byVariant[v]...)
