@@ -107,6 +107,7 @@ var deployClaims = []deployClaim{
 	{opens: "| `log` |", tests: []string{"internal/gateway:TestReloadRestartOnlySettings"}},
 	{opens: "| `tracing` |", tests: []string{"internal/gateway:TestReloadRestartOnlySettings"}},
 	{opens: "| a backend or tool set added since start-up |", tests: []string{"internal/gateway:TestReloadAddsBackend"}},
+	{opens: "A file these settings read, rewritten under the same name", tests: []string{"internal/gateway:TestReloadNamesRewrittenRestartOnlyFiles", "internal/certreload:TestRunFollowsTheFiles"}},
 	{opens: "Everything else applies at once", tests: []string{"internal/gateway:TestReloadPolicyNextRequest", "internal/gateway:TestReloadEndsOldRequestsAfterShutdownTimeout", "internal/gateway:TestReloadRetiresWithTheReplacedTimeout", "internal/gateway:TestReloadKeepsOpenCircuits"}},
 	{opens: "While requests finish on the old configuration", note: "states a limit of a reload (the budgets of two configurations for a moment) and advice; the alert it names is tested with the rules"},
 	{opens: "To reload in place in Kubernetes, outside this chart", note: "a pattern outside the chart for the reader to set up; the SIGHUP it relies on is the paragraph above"},

@@ -110,6 +110,10 @@ type reloadState struct {
 	// metricUpstreams, metricToolsets and metricInterceptors are the label values the
 	// recorders were built with: fixed for the life of the process (bounded labels).
 	metricUpstreams, metricToolsets, metricInterceptors []string
+	// contentKey and content are what the restart-only settings read at start-up, digested
+	// (restartcontent.go): the process keeps it until a restart, whatever the files hold now.
+	contentKey []byte
+	content    contentDigests
 
 	// metrics records the reloads (mcp_gateway_config_*).
 	metrics *metrics.Reloads
@@ -215,6 +219,7 @@ func (g *gateway) buildNext(ctx context.Context, load func() (*Config, error)) (
 	}
 	r := &g.reloads
 	restart := keepRestartOnly(next, r.running)
+	restart = append(restart, contentChanged(r.content, restartOnlyContent(next, g.getenv, r.contentKey), restart)...)
 	restart = append(restart, r.newLabels(next)...)
 	// Complete validated next as loaded; with the restart-only settings put back the whole
 	// must still hold together (auth.disabled and the listener, for example).
