@@ -179,7 +179,8 @@ what it does. Unknown keys are errors. A key path such as ` + "`upstreams[].time
 ` + "`timeout`" + ` of every entry of the ` + "`upstreams`" + ` list; ` + "`headers.*`" + ` is any key of that mapping.
 A *secret* is written ` + "`{file: PATH}`" + `, ` + "`{env: NAME}`" + ` or, for development, ` + "`{value: …}`" + `; a
 *duration* as ` + "`250ms`" + `, ` + "`30s`" + `, ` + "`5m`" + ` or ` + "`1h30m`" + `. The file does not expand environment
-variables: a URL setting holding ` + "`$NAME`" + ` or ` + "`${NAME}`" + ` is refused; a secret reads the environment as
+variables: a URL, audience or listener setting, or a secret's value or file, holding ` + "`$NAME`" + ` or ` + "`${NAME}`" + ` is
+refused (a secret's value when it holds ` + "`${NAME}`" + `, or ` + "`$NAME`" + ` as a word of its own); a secret reads the environment as
 ` + "`{env: NAME}`" + `, and the ` + "`MCPGW_*`" + ` variables set the settings they name (` + "`gateway serve --help`" + `).
 A number or duration setting documented with a range takes, besides 0 (and a negative value where
 its documentation gives one a meaning), only a value in that range.

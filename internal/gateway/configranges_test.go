@@ -159,6 +159,14 @@ func TestUnexpandedVariableHint(t *testing.T) {
 			"upstreams[0].auth.authServer", "such as ${AS}"},
 		{"upstreams: [{name: a, url: \"http://127.0.0.1:1/mcp\", auth: {type: userOAuth, resource: $RES}}]\n",
 			"upstreams[0].auth.resource", "such as $RES"},
+		{"auth: {issuers: [{issuer: \"https://idp.example.com\", audiences: [\"${AUD}\"]}]}\n", "auth.issuers[0].audiences[0]", "such as ${AUD}"},
+		{"admin: {listen: \"$ADMIN_LISTEN\"}\n", "admin.listen", "such as $ADMIN_LISTEN"},
+		{"mrtr: {keys: [{id: k1, secret: {value: \"${MRTR_KEY_OF_AT_LEAST_THIRTY_TWO_BYTES}\"}}]}\n", "mrtr.keys[0].secret.value",
+			"refers to an environment variable ($NAME or ${NAME}), which the configuration does not expand"},
+		{"upstreams: [{name: a, url: \"http://127.0.0.1:1/mcp\", headers: {Authorization: {value: \"Bearer $TOKEN\"}}}]\n",
+			"upstreams[0].headers.Authorization.value", "refers to an environment variable"},
+		{"tracing: {endpoint: \"http://127.0.0.1:4318\", headers: {X-Key: {file: \"$HOME/key\"}}}\n", "tracing.headers.X-Key.file",
+			"such as $HOME: write the path itself"},
 	}
 	for _, tt := range tests {
 		err := checkConfigYAML(t, tt.yaml)
@@ -173,6 +181,12 @@ func TestUnexpandedVariableHint(t *testing.T) {
 		}
 		if hinted != 1 {
 			t.Errorf("%q: err = %v, want one problem at %s with %q", tt.yaml, err, tt.path, tt.want)
+		}
+	}
+	// A password that holds a $ but no reference of its own is a password.
+	for _, v := range []string{"pa$$word-of-at-least-32-bytes-long!", "x$Ab9-of-at-least-32-bytes-long-key", "$5tart-of-at-least-32-bytes-long-k"} {
+		if err := checkConfigYAML(t, "mrtr: {keys: [{id: k1, secret: {value: \""+v+"\"}}]}\n"); err != nil {
+			t.Errorf("%q refused: %v", v, err)
 		}
 	}
 }
