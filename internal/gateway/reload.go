@@ -127,8 +127,11 @@ func (r *reloadState) register(reg prometheus.Registerer, now time.Time) error {
 		r.metricToolsets = append(r.metricToolsets, ts.Name)
 	}
 	var err error
-	r.metrics, err = metrics.NewReloads(reg, now)
-	return err
+	if r.metrics, err = metrics.NewReloads(reg, now); err != nil {
+		return err
+	}
+	r.metrics.Serving(r.running.src.sum)
+	return nil
 }
 
 // reloadFrom reloads the configuration src loads, logs and counts the outcome. ctx is the
@@ -145,6 +148,7 @@ func (g *gateway) reloadFrom(ctx context.Context, src *reloadSource) error {
 		return err
 	}
 	r.metrics.Applied(time.Now())
+	r.metrics.Serving(r.running.src.sum)
 	return nil
 }
 

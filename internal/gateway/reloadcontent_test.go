@@ -1,8 +1,12 @@
 package gateway
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -103,5 +107,41 @@ func TestRestartOnlyContentCoversEveryFile(t *testing.T) {
 	writeSecretFile(t, dir, "f0", "second")
 	if got := contentChanged(start, restartOnlyContent(&cfg, getenv, key), []string{"redis"}); len(got) != 0 {
 		t.Errorf("redis is named whole, yet %v", got)
+	}
+}
+
+// TestConfigHashFollowsTheAppliedFile: mcp_gateway_config_hash is the first 48 bits of the
+// SHA-256 of the file the running configuration was read from, as `sha256sum` prints it: at
+// start-up, after a reload that applies another file, and unchanged by one that is refused, so
+// that replicas can be compared with each other and with the file meant to serve.
+func TestConfigHashFollowsTheAppliedFile(t *testing.T) {
+	alpha, beta := mcptest.StartServer(t, "alpha"), mcptest.StartServer(t, "beta")
+	f := startReloadGateway(t, "30s", "auth: {disabled: true}\nupstreams:\n"+upstreamYAML(alpha))
+	want := func(what string) {
+		t.Helper()
+		b, err := os.ReadFile(f.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		prefix, err := strconv.ParseUint(hex.EncodeToString(sum[:6]), 16, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := metricValue(t, f.gw, "mcp_gateway_config_hash"); got != float64(prefix) {
+			t.Errorf("%s: mcp_gateway_config_hash = %v, want %d (the file's sha256 begins %x)", what, got, prefix, sum[:6])
+		}
+	}
+	want("at start-up")
+	if err := f.reload(t, "30s", "auth: {disabled: true}\nupstreams:\n"+upstreamYAML(beta)); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	want("after a reload")
+	applied := metricValue(t, f.gw, "mcp_gateway_config_hash")
+	if err := f.reload(t, "30s", "auth: {disabled: true}\nupstreams: []\n"); err == nil {
+		t.Fatal("a configuration without backends was applied")
+	}
+	if got := metricValue(t, f.gw, "mcp_gateway_config_hash"); got != applied {
+		t.Errorf("a refused reload changed mcp_gateway_config_hash from %v to %v", applied, got)
 	}
 }
