@@ -120,3 +120,54 @@ func streamsFollowChangedIssuer(t *testing.T, fetchedFirst bool) {
 		end()
 	}
 }
+
+// TestReloadsKeepNoEndedKeySets: each reload that changes an issuer's settings hands the key
+// sets of the configuration it replaces to the new one's (Replaces), so that their streams
+// follow it. A set handed over kept its own list of the sets it had led before, so the newest
+// set held, through it, every key set the issuer ever had: a replica reloaded every few
+// minutes kept every configuration's keys, caches and fetch state for its whole life. Once the
+// replaced configurations are closed, only live sets are reachable from the newest one.
+func TestReloadsKeepNoEndedKeySets(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	cur := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}}, clk)
+	if err := cur.FetchKeys(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	const reloads = 20
+	for i := range reloads {
+		// Alternate the clock skew: the issuer's settings change, so each reload gets a set of its own.
+		cfg := Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}, ClockSkew: DefaultClockSkew + time.Duration(i%2+1)*time.Second}
+		next, err := NewAuthenticator(cfg, Options{ResourceURI: testResource, Now: clk.Now, Previous: cur})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := next.FetchKeys(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		next.Replaces(cur)
+		cur.Close() // the replaced configuration retires
+		cur = next
+	}
+	defer cur.Close()
+	if n := reachableKeySets(cur.issuers[iss.URL()].keySets()); n > 2 {
+		t.Errorf("after %d reloads the newest configuration reaches %d key sets of the issuer, want at most 2 (its own and the one it replaced)", reloads, n)
+	}
+}
+
+// reachableKeySets counts the key sets reachable from sets through the sets each leads.
+func reachableKeySets(sets []*keySet) int {
+	seen := map[*keySet]bool{}
+	for len(sets) > 0 {
+		k := sets[0]
+		sets = sets[1:]
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		k.mu.RLock()
+		sets = append(sets, k.followers...)
+		k.mu.RUnlock()
+	}
+	return len(seen)
+}
