@@ -3,6 +3,8 @@ package authz
 import (
 	"context"
 	"fmt"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -170,4 +172,45 @@ func reachableKeySets(sets []*keySet) int {
 		k.mu.RUnlock()
 	}
 	return len(seen)
+}
+
+// TestReplacedAuthenticatorsAreLetGo: a configuration replaced by a reload and closed is
+// garbage once nothing serves with it. Each issuer's key-set constructor held the options its
+// authenticator was built with, Previous among them, so every authenticator held the one it
+// replaced, and the newest every one the process ever built, token cache and all: a replica
+// grew at every reload that changed an issuer's settings. The test waits for the collector to
+// find the replaced ones unreachable, with a deadline as a fail-safe.
+func TestReplacedAuthenticatorsAreLetGo(t *testing.T) {
+	clk := newClock()
+	iss := startIssuer(t, clk)
+	cur := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}}, clk)
+	if err := cur.FetchKeys(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	const reloads = 20
+	var collected atomic.Int64
+	for i := range reloads {
+		cfg := Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}, ClockSkew: DefaultClockSkew + time.Duration(i%2+1)*time.Second}
+		next, err := NewAuthenticator(cfg, Options{ResourceURI: testResource, Now: clk.Now, Previous: cur})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := next.FetchKeys(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		next.Replaces(cur)
+		cur.Close()
+		runtime.AddCleanup(cur, func(*atomic.Int64) { collected.Add(1) }, &collected)
+		cur = next
+	}
+	defer cur.Close()
+	// The last one replaced is still led by cur's key set until cur's next fetch prunes it.
+	deadline := time.Now().Add(30 * time.Second)
+	for collected.Load() < reloads-1 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond) // cleanups run on their own goroutine, after the collection
+	}
+	if got := collected.Load(); got < reloads-1 {
+		t.Errorf("%d of %d replaced and closed authenticators were collected, want at least %d", got, reloads, reloads-1)
+	}
 }
