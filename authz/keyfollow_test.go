@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 )
 
 // TestStreamsFollowTheIssuerAcrossAReload: a stream opened before a reload that changed its
@@ -132,13 +133,25 @@ func streamsFollowChangedIssuer(t *testing.T, fetchedFirst bool) {
 func TestReloadsKeepNoEndedKeySets(t *testing.T) {
 	clk := newClock()
 	iss := startIssuer(t, clk)
+	const reloads = 20
+	cur := reloadIssuer(t, iss, clk, reloads, func(*Authenticator) {})
+	defer cur.Close()
+	if n := reachableKeySets(cur.issuers[iss.URL()].keySets()); n > 2 {
+		t.Errorf("after %d reloads the newest configuration reaches %d key sets of the issuer, want at most 2 (its own and the one it replaced)", reloads, n)
+	}
+}
+
+// reloadIssuer reloads a configuration trusting iss reloads times, each time with the issuer's
+// settings changed (the clock skew alternates), so that each reload gets a key set of its own:
+// each new authenticator fetches its keys and replaces the one before, which is then closed, as
+// a retired configuration is, and passed to replaced. It returns the last, serving.
+func reloadIssuer(t *testing.T, iss *devissuer.Issuer, clk *mcptest.Clock, reloads int, replaced func(*Authenticator)) *Authenticator {
+	t.Helper()
 	cur := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}}, clk)
 	if err := cur.FetchKeys(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	const reloads = 20
 	for i := range reloads {
-		// Alternate the clock skew: the issuer's settings change, so each reload gets a set of its own.
 		cfg := Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}, ClockSkew: DefaultClockSkew + time.Duration(i%2+1)*time.Second}
 		next, err := NewAuthenticator(cfg, Options{ResourceURI: testResource, Now: clk.Now, Previous: cur})
 		if err != nil {
@@ -148,13 +161,11 @@ func TestReloadsKeepNoEndedKeySets(t *testing.T) {
 			t.Fatal(err)
 		}
 		next.Replaces(cur)
-		cur.Close() // the replaced configuration retires
+		cur.Close()
+		replaced(cur)
 		cur = next
 	}
-	defer cur.Close()
-	if n := reachableKeySets(cur.issuers[iss.URL()].keySets()); n > 2 {
-		t.Errorf("after %d reloads the newest configuration reaches %d key sets of the issuer, want at most 2 (its own and the one it replaced)", reloads, n)
-	}
+	return cur
 }
 
 // reachableKeySets counts the key sets reachable from sets through the sets each leads.
@@ -183,26 +194,11 @@ func reachableKeySets(sets []*keySet) int {
 func TestReplacedAuthenticatorsAreLetGo(t *testing.T) {
 	clk := newClock()
 	iss := startIssuer(t, clk)
-	cur := newAuth(t, Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}}, clk)
-	if err := cur.FetchKeys(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	const reloads = 20
 	var collected atomic.Int64
-	for i := range reloads {
-		cfg := Config{Issuers: []IssuerConfig{{Issuer: iss.URL()}}, ClockSkew: DefaultClockSkew + time.Duration(i%2+1)*time.Second}
-		next, err := NewAuthenticator(cfg, Options{ResourceURI: testResource, Now: clk.Now, Previous: cur})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := next.FetchKeys(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		next.Replaces(cur)
-		cur.Close()
-		runtime.AddCleanup(cur, func(*atomic.Int64) { collected.Add(1) }, &collected)
-		cur = next
-	}
+	cur := reloadIssuer(t, iss, clk, reloads, func(a *Authenticator) {
+		runtime.AddCleanup(a, func(*atomic.Int64) { collected.Add(1) }, &collected)
+	})
 	defer cur.Close()
 	// The last one replaced is still led by cur's key set until cur's next fetch prunes it.
 	deadline := time.Now().Add(30 * time.Second)

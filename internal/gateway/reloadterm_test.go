@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -62,18 +63,7 @@ func TestSIGTERMEndsAReloadFetchingKeys(t *testing.T) {
 	case <-time.After(reloadWait):
 		t.Fatal("the reload did not ask the issuer")
 	}
-	cancel() // SIGTERM
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve: %v", err)
-		}
-	case <-time.After(reloadWait):
-		t.Fatalf("the gateway did not stop while a reload waited on the issuer; log:\n%s", logs.String())
-	}
-	if err := <-results; !errors.Is(err, errDraining) {
-		t.Errorf("the reload ended with %v, want it refused as the gateway drains", err)
-	}
+	sigtermStopsTheReload(t, "waited on the issuer", cancel, done, results, logs)
 	// The abandoned reload's fetch ends with it, not at its own timeout: the issuer sees the
 	// gateway hang up.
 	select {
@@ -124,18 +114,25 @@ func TestSIGTERMEndsAReloadReadingAFile(t *testing.T) {
 			}
 			hup <- syscall.SIGHUP
 			mcptest.WaitFor(t, "the reload to start", func() bool { return strings.Contains(logs.String(), "reloading the configuration") })
-			cancel() // SIGTERM
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatalf("serve: %v", err)
-				}
-			case <-time.After(reloadWait):
-				t.Fatalf("the gateway did not stop while a reload read a file that does not answer; log:\n%s", logs.String())
-			}
-			if err := <-results; !errors.Is(err, errDraining) {
-				t.Errorf("the reload ended with %v, want it refused as the gateway drains", err)
-			}
+			sigtermStopsTheReload(t, "read a file that does not answer", cancel, done, results, logs)
 		})
+	}
+}
+
+// sigtermStopsTheReload sends SIGTERM (cancel) to a gateway whose reload is under way (it
+// what) and wants serve to end cleanly, the reload refused as the gateway drains.
+func sigtermStopsTheReload(t *testing.T, what string, cancel context.CancelFunc, done <-chan error, results <-chan error, logs *mcptest.LogBuffer) {
+	t.Helper()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(reloadWait):
+		t.Fatalf("the gateway did not stop while a reload %s; log:\n%s", what, logs.String())
+	}
+	if err := <-results; !errors.Is(err, errDraining) {
+		t.Errorf("the reload ended with %v, want it refused as the gateway drains", err)
 	}
 }
