@@ -256,3 +256,30 @@ func numberPaths(s *jsonschema.Schema, path string, out *[]string) {
 		numberPaths(s.Items, path+"[]", out)
 	}
 }
+
+// TestRelativeFilesReadFromTheWorkingDirectory: a relative file path is read from the
+// gateway's working directory, not from the configuration file's (docs/configuration.md), so
+// check-config run from elsewhere reads other files: a secret beside the file is not found from
+// another directory, and one in the working directory is.
+func TestRelativeFilesReadFromTheWorkingDirectory(t *testing.T) {
+	confDir, workDir := t.TempDir(), t.TempDir()
+	writeSecretFile(t, confDir, "token", "beside the file")
+	file := filepath.Join(confDir, "config.yaml")
+	yaml := "upstreams: [{name: a, url: \"http://127.0.0.1:1/mcp\", headers: {X-Key: {file: token}}}]\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(workDir)
+	check := func() error {
+		_, err := loadConfig("check-config", []string{"--config", file, "--no-auth", "--listen", "127.0.0.1:0"},
+			func(string) string { return "" }, io.Discard)
+		return err
+	}
+	if err := check(); err == nil || !strings.Contains(err.Error(), "upstreams[0].headers.X-Key") {
+		t.Errorf("the token beside the file was read from another working directory: %v", err)
+	}
+	writeSecretFile(t, workDir, "token", "in the working directory")
+	if err := check(); err != nil {
+		t.Errorf("the token in the working directory was not read: %v", err)
+	}
+}
