@@ -229,9 +229,12 @@ func newIssuer(cfg Config, ic IssuerConfig, opts Options) (*issuer, error) {
 	for _, alg := range algs {
 		is.algs[alg] = true
 	}
+	// Only the values the key sets need: a closure over opts would hold opts.Previous, the
+	// authenticator this one replaces, and through its issuers every one before it.
+	client, now := opts.HTTPClient, opts.Now
 	is.newKeySet = func(url string) *keySet {
 		return &keySet{
-			url: url, client: opts.HTTPClient, now: opts.Now, algs: signatureAlgs(algs),
+			url: url, client: client, now: now, algs: signatureAlgs(algs),
 			minRefresh: cfg.JWKSMinRefreshInterval, maxAge: cfg.JWKSMaxAge, fetchTimeout: cfg.FetchTimeout,
 			skew: cfg.ClockSkew, life: life,
 		}

@@ -55,6 +55,7 @@ func (is *issuer) lead(sets []*keySet) {
 		for _, f := range sets {
 			f.mu.Lock()
 			f.led = true
+			f.followers = nil // handed over with f (keySets): is leads them now
 			f.mu.Unlock()
 		}
 		return
@@ -84,10 +85,15 @@ func live(sets []*keySet) []*keySet {
 // follow makes k's keys those of ids, a fetch of the set k follows (nil before its first):
 // the streams of k's keys not in ids end, and k's own fetches no longer change its keys.
 // Called with the leader's mu held (a newer set's lock before an older one's).
+//
+// A set that follows leads no other: the sets it led were handed over with it (keySets) and
+// follow its leader. Were they kept here too, each set would hold the one before it, and the
+// newest every set its issuer ever had, ended or not, for the life of the process.
 func (k *keySet) follow(ids map[string]bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.led = true
+	k.followers = nil
 	if ids == nil || k.gone {
 		return
 	}

@@ -24,6 +24,7 @@ type Reloads struct {
 	lastSuccessful  prometheus.Gauge
 	restartRequired prometheus.Gauge
 	waits           prometheus.Counter
+	hash            prometheus.Gauge
 }
 
 // NewReloads registers the reload metrics on reg, as of a start-up at started: its
@@ -50,13 +51,17 @@ func NewReloads(reg prometheus.Registerer, started time.Time) (*Reloads, error) 
 			Name: "mcp_gateway_config_reload_waits_total",
 			Help: "Reloads that waited for the configuration replaced before to finish its requests, so that at most two are live, and reloads asked for again during such a wait (counted once per wait).",
 		}),
+		hash: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mcp_gateway_config_hash",
+			Help: "The first 48 bits of the SHA-256 of the configuration file the running configuration was read from, as a number (0 when none was read): replicas that applied the same file show the same value.",
+		}),
 	}
 	for _, res := range ReloadResults() {
 		r.total.WithLabelValues(res)
 	}
 	r.lastSuccess.Set(float64(started.UnixNano()) / 1e9)
 	r.lastSuccessful.Set(1)
-	for _, c := range []prometheus.Collector{r.total, r.lastSuccess, r.lastSuccessful, r.restartRequired, r.waits} {
+	for _, c := range []prometheus.Collector{r.total, r.lastSuccess, r.lastSuccessful, r.restartRequired, r.waits, r.hash} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -88,3 +93,15 @@ func (r *Reloads) RestartRequired(needed bool) {
 
 // Waited records a reload that waited for an older configuration's requests to finish.
 func (r *Reloads) Waited() { r.waits.Inc() }
+
+// Serving records the SHA-256 of the configuration file the running configuration was read
+// from, nil when it was read from none: its first 48 bits, which a float64 holds exactly.
+func (r *Reloads) Serving(sum []byte) {
+	var v uint64
+	if len(sum) >= 6 {
+		for _, b := range sum[:6] {
+			v = v<<8 | uint64(b)
+		}
+	}
+	r.hash.Set(float64(v))
+}

@@ -375,6 +375,7 @@ func (c *Config) validate() error {
 	errs = append(errs, c.Search.validate()...)
 	errs = append(errs, validateCompiled(c)...)
 	errs = append(errs, validateRanges(c)...)
+	errs = append(errs, unexpandedSecrets(c)...)
 	return errors.Join(hintUnexpanded(c, errs)...)
 }
 

@@ -177,9 +177,12 @@ defaults the code applies. Do not edit: edit the comments in the code and regene
 Every setting of the YAML file ` + "`gateway serve --config FILE`" + ` reads, with its type, its default and
 what it does. Unknown keys are errors. A key path such as ` + "`upstreams[].timeout`" + ` is the key
 ` + "`timeout`" + ` of every entry of the ` + "`upstreams`" + ` list; ` + "`headers.*`" + ` is any key of that mapping.
-A *secret* is written ` + "`{file: PATH}`" + `, ` + "`{env: NAME}`" + ` or, for development, ` + "`{value: …}`" + `; a
+A *secret* is written ` + "`{file: PATH}`" + `, ` + "`{env: NAME}`" + ` or, for development, ` + "`{value: …}`" + ` (a
+relative PATH, as every file setting's, is read from the gateway's working directory, not the
+configuration file's: ` + "`gateway check-config`" + ` run elsewhere reads other files); a
 *duration* as ` + "`250ms`" + `, ` + "`30s`" + `, ` + "`5m`" + ` or ` + "`1h30m`" + `. The file does not expand environment
-variables: a URL setting holding ` + "`$NAME`" + ` or ` + "`${NAME}`" + ` is refused; a secret reads the environment as
+variables: a URL, audience or listener setting, or a secret's value or file, holding ` + "`$NAME`" + ` or ` + "`${NAME}`" + ` is
+refused (a secret's value when it holds ` + "`${NAME}`" + `, or ` + "`$NAME`" + ` as a word of its own); a secret reads the environment as
 ` + "`{env: NAME}`" + `, and the ` + "`MCPGW_*`" + ` variables set the settings they name (` + "`gateway serve --help`" + `).
 A number or duration setting documented with a range takes, besides 0 (and a negative value where
 its documentation gives one a meaning), only a value in that range.

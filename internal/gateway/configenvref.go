@@ -57,10 +57,12 @@ func hintUnexpanded(c *Config, errs []error) []error {
 }
 
 // isURLSetting reports whether the setting at generic key path holds a URL (an issuer, an
-// authorization server, a resource identifier or an endpoint among them) or a list of them.
+// authorization server, a resource identifier, an audience or an endpoint among them), a
+// listener's address, or a list of them.
 func isURLSetting(generic string) bool {
 	key := strings.ToLower(strings.TrimSuffix(generic[strings.LastIndex(generic, ".")+1:], "[]"))
-	for _, suffix := range []string{"url", "uri", "issuer", "issuers", "authserver", "resource", "endpoint", "origins", "addrs"} {
+	for _, suffix := range []string{"url", "uri", "issuer", "issuers", "authserver", "resource", "endpoint", "origins", "addrs",
+		"audiences", "listen"} {
 		if strings.HasSuffix(key, suffix) {
 			return true
 		}
@@ -81,4 +83,31 @@ func unexpandedHint(ref, generic string) string {
 		}
 	}
 	return hint
+}
+
+// secretValueReference is a reference to an environment variable in a secret's value that a
+// password of random characters does not hold by chance: ${NAME} anywhere, or $NAME as a word
+// of its own ("Bearer $TOKEN").
+const secretValueReference = `\$\{[A-Za-z_][A-Za-z0-9_]*\}|(^|\s)\$[A-Za-z_][A-Za-z0-9_]*(\s|$)`
+
+// unexpandedSecrets refuses each secret whose value or file refers to an environment variable:
+// the file does not expand them, so the gateway would send the reference itself as a backend's
+// credential, or seal with it as a key, which anyone who reads the configuration knows, where
+// its author meant a value kept in the environment. A value's reference is not quoted: the
+// value may be a secret after all.
+func unexpandedSecrets(c *Config) []error {
+	inValue, inFile := regexp.MustCompile(secretValueReference), regexp.MustCompile(envReference)
+	var errs []error
+	for _, ref := range c.secretRefs() {
+		if inValue.MatchString(ref.s.Value) {
+			errs = append(errs, configerr.At(ref.path+".value", "refers to an environment variable ($NAME or ${NAME}), which the "+
+				"configuration does not expand: the value would be the reference itself; read the secret from the environment "+
+				"as {env: NAME}"))
+		}
+		if r := inFile.FindString(ref.s.File); r != "" {
+			errs = append(errs, configerr.At(ref.path+".file", "the configuration does not expand environment variables such as %s: "+
+				"write the path itself; a secret is read from the environment as {env: NAME}", r))
+		}
+	}
+	return errs
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -22,7 +23,9 @@ import (
 // and the problems found while reading the file, the environment and the flags, which the check
 // reports with every other problem, in the same pass.
 type source struct {
-	file     string
+	file string
+	// sum is the SHA-256 of the file as read; nil without a file.
+	sum      []byte
 	lines    configyaml.Lines
 	decoded  *configyaml.Decoded
 	problems []error
@@ -109,6 +112,8 @@ func loadFile(path string, c *Config) error {
 		return err
 	}
 	c.src.file = path
+	sum := sha256.Sum256(b)
+	c.src.sum = sum[:]
 	if err := decodeYAML(bytes.NewReader(b), c); err != nil && c.src.decoded == nil {
 		return fmt.Errorf("%s is not a valid configuration:\n%w", path, err)
 	}

@@ -159,6 +159,14 @@ func TestUnexpandedVariableHint(t *testing.T) {
 			"upstreams[0].auth.authServer", "such as ${AS}"},
 		{"upstreams: [{name: a, url: \"http://127.0.0.1:1/mcp\", auth: {type: userOAuth, resource: $RES}}]\n",
 			"upstreams[0].auth.resource", "such as $RES"},
+		{"auth: {issuers: [{issuer: \"https://idp.example.com\", audiences: [\"${AUD}\"]}]}\n", "auth.issuers[0].audiences[0]", "such as ${AUD}"},
+		{"admin: {listen: \"$ADMIN_LISTEN\"}\n", "admin.listen", "such as $ADMIN_LISTEN"},
+		{"mrtr: {keys: [{id: k1, secret: {value: \"${MRTR_KEY_OF_AT_LEAST_THIRTY_TWO_BYTES}\"}}]}\n", "mrtr.keys[0].secret.value",
+			"refers to an environment variable ($NAME or ${NAME}), which the configuration does not expand"},
+		{"upstreams: [{name: a, url: \"http://127.0.0.1:1/mcp\", headers: {Authorization: {value: \"Bearer $TOKEN\"}}}]\n",
+			"upstreams[0].headers.Authorization.value", "refers to an environment variable"},
+		{"tracing: {endpoint: \"http://127.0.0.1:4318\", headers: {X-Key: {file: \"$HOME/key\"}}}\n", "tracing.headers.X-Key.file",
+			"such as $HOME: write the path itself"},
 	}
 	for _, tt := range tests {
 		err := checkConfigYAML(t, tt.yaml)
@@ -173,6 +181,12 @@ func TestUnexpandedVariableHint(t *testing.T) {
 		}
 		if hinted != 1 {
 			t.Errorf("%q: err = %v, want one problem at %s with %q", tt.yaml, err, tt.path, tt.want)
+		}
+	}
+	// A password that holds a $ but no reference of its own is a password.
+	for _, v := range []string{"pa$$word-of-at-least-32-bytes-long!", "x$Ab9-of-at-least-32-bytes-long-key", "$5tart-of-at-least-32-bytes-long-k"} {
+		if err := checkConfigYAML(t, "mrtr: {keys: [{id: k1, secret: {value: \""+v+"\"}}]}\n"); err != nil {
+			t.Errorf("%q refused: %v", v, err)
 		}
 	}
 }
@@ -240,5 +254,32 @@ func numberPaths(s *jsonschema.Schema, path string, out *[]string) {
 	}
 	if s.Items != nil {
 		numberPaths(s.Items, path+"[]", out)
+	}
+}
+
+// TestRelativeFilesReadFromTheWorkingDirectory: a relative file path is read from the
+// gateway's working directory, not from the configuration file's (docs/configuration.md), so
+// check-config run from elsewhere reads other files: a secret beside the file is not found from
+// another directory, and one in the working directory is.
+func TestRelativeFilesReadFromTheWorkingDirectory(t *testing.T) {
+	confDir, workDir := t.TempDir(), t.TempDir()
+	writeSecretFile(t, confDir, "token", "beside the file")
+	file := filepath.Join(confDir, "config.yaml")
+	yaml := "upstreams: [{name: a, url: \"http://127.0.0.1:1/mcp\", headers: {X-Key: {file: token}}}]\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(workDir)
+	check := func() error {
+		_, err := loadConfig("check-config", []string{"--config", file, "--no-auth", "--listen", "127.0.0.1:0"},
+			func(string) string { return "" }, io.Discard)
+		return err
+	}
+	if err := check(); err == nil || !strings.Contains(err.Error(), "upstreams[0].headers.X-Key") {
+		t.Errorf("the token beside the file was read from another working directory: %v", err)
+	}
+	writeSecretFile(t, workDir, "token", "in the working directory")
+	if err := check(); err != nil {
+		t.Errorf("the token in the working directory was not read: %v", err)
 	}
 }

@@ -110,6 +110,10 @@ type reloadState struct {
 	// metricUpstreams, metricToolsets and metricInterceptors are the label values the
 	// recorders were built with: fixed for the life of the process (bounded labels).
 	metricUpstreams, metricToolsets, metricInterceptors []string
+	// contentKey and content are what the restart-only settings read at start-up, digested
+	// (restartcontent.go): the process keeps it until a restart, whatever the files hold now.
+	contentKey []byte
+	content    contentDigests
 
 	// metrics records the reloads (mcp_gateway_config_*).
 	metrics *metrics.Reloads
@@ -123,8 +127,11 @@ func (r *reloadState) register(reg prometheus.Registerer, now time.Time) error {
 		r.metricToolsets = append(r.metricToolsets, ts.Name)
 	}
 	var err error
-	r.metrics, err = metrics.NewReloads(reg, now)
-	return err
+	if r.metrics, err = metrics.NewReloads(reg, now); err != nil {
+		return err
+	}
+	r.metrics.Serving(r.running.src.sum)
+	return nil
 }
 
 // reloadFrom reloads the configuration src loads, logs and counts the outcome. ctx is the
@@ -141,6 +148,7 @@ func (g *gateway) reloadFrom(ctx context.Context, src *reloadSource) error {
 		return err
 	}
 	r.metrics.Applied(time.Now())
+	r.metrics.Serving(r.running.src.sum)
 	return nil
 }
 
@@ -195,6 +203,32 @@ func (g *gateway) reload(ctx context.Context, src *reloadSource) error {
 	}
 }
 
+// readUntil runs read, which reads files, until ctx is done (SIGTERM): the configuration file
+// and every file it names (secrets, certificates, the pins lock file), and those the settings
+// only a restart changes read. A file that does not answer (a named pipe nobody writes to, a
+// hung network mount) would otherwise hold serve's goroutine, where SIGTERM starts the drain,
+// in the read: the replica would go on reporting ready to its load balancer and never drain,
+// until killed. The read left behind ends with the process; what it returns, if anything, is
+// dropped.
+func readUntil[T any](ctx context.Context, read func() (T, error)) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := read()
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, errDraining
+	}
+}
+
 // askedMeanwhile reports whether a reload was asked for on asked and not yet taken, taking it.
 func askedMeanwhile(asked <-chan os.Signal) bool {
 	select {
@@ -209,12 +243,25 @@ func askedMeanwhile(asked <-chan os.Signal) bool {
 // restart changes, validates it, builds its components on the running set and fetches its
 // issuers' keys. Nothing it builds serves until apply.
 func (g *gateway) buildNext(ctx context.Context, load func() (*Config, error)) (*nextSet, error) {
-	next, err := load()
+	r := &g.reloads
+	running, key := r.running, r.contentKey
+	type read struct {
+		next    *Config
+		content contentDigests // what running's restart-only settings read now
+	}
+	got, err := readUntil(ctx, func() (read, error) {
+		next, err := load()
+		if err != nil {
+			return read{}, err
+		}
+		return read{next, restartOnlyContent(running, g.getenv, key)}, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	r := &g.reloads
-	restart := keepRestartOnly(next, r.running)
+	next := got.next
+	restart := keepRestartOnly(next, running)
+	restart = append(restart, contentChanged(r.content, got.content, restart)...)
 	restart = append(restart, r.newLabels(next)...)
 	// Complete validated next as loaded; with the restart-only settings put back the whole
 	// must still hold together (auth.disabled and the listener, for example).

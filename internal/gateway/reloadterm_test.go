@@ -1,12 +1,14 @@
 package gateway
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -61,23 +63,76 @@ func TestSIGTERMEndsAReloadFetchingKeys(t *testing.T) {
 	case <-time.After(reloadWait):
 		t.Fatal("the reload did not ask the issuer")
 	}
-	cancel() // SIGTERM
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("serve: %v", err)
-		}
-	case <-time.After(reloadWait):
-		t.Fatalf("the gateway did not stop while a reload waited on the issuer; log:\n%s", logs.String())
-	}
-	if err := <-results; !errors.Is(err, errDraining) {
-		t.Errorf("the reload ended with %v, want it refused as the gateway drains", err)
-	}
+	sigtermStopsTheReload(t, "waited on the issuer", cancel, done, results, logs)
 	// The abandoned reload's fetch ends with it, not at its own timeout: the issuer sees the
 	// gateway hang up.
 	select {
 	case <-left:
 	case <-time.After(reloadWait):
 		t.Error("the abandoned reload's fetch from the issuer is still running")
+	}
+}
+
+// TestSIGTERMEndsAReloadReadingAFile: SIGTERM during a reload whose read of a file does not
+// return (a named pipe nobody writes to, as a hung network mount behaves) starts the drain at
+// once; the reload is refused as the gateway is draining. Before, the read held serve's loop,
+// where SIGTERM starts the drain, for as long as the file did not answer: the replica reported
+// ready and served on, and never drained. The configuration file and a secret file it names,
+// each replaced by such a pipe before the SIGHUP.
+func TestSIGTERMEndsAReloadReadingAFile(t *testing.T) {
+	for _, stuck := range []string{"config.yaml", "token"} {
+		t.Run(stuck, func(t *testing.T) {
+			be := mcptest.StartServer(t, "be")
+			dir := t.TempDir()
+			file, token := filepath.Join(dir, "config.yaml"), writeSecretFile(t, dir, "token", "t0ken")
+			body := fmt.Sprintf(reloadBase, "5s") + "auth: {disabled: true}\nupstreams:\n" +
+				fmt.Sprintf("  - {name: be, url: %q, headers: {X-Key: {file: %q}}}\n", be.URL(), token)
+			if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			logs := &mcptest.LogBuffer{}
+			hup, results := make(chan os.Signal, 1), make(chan error, 1)
+			_, cancel, done := serveFile(t, file, logs, hup, results)
+			defer cancel()
+			pipe := filepath.Join(dir, stuck)
+			if err := os.Remove(pipe); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(pipe, 0o600); err != nil {
+				t.Skipf("no named pipes here: %v", err)
+			}
+			// The read left behind, released once the test is over.
+			t.Cleanup(func() {
+				if w, err := os.OpenFile(pipe, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+					w.Close()
+				}
+			})
+			if stuck == "token" {
+				if err := os.WriteFile(file, []byte(body+"# changed\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			hup <- syscall.SIGHUP
+			mcptest.WaitFor(t, "the reload to start", func() bool { return strings.Contains(logs.String(), "reloading the configuration") })
+			sigtermStopsTheReload(t, "read a file that does not answer", cancel, done, results, logs)
+		})
+	}
+}
+
+// sigtermStopsTheReload sends SIGTERM (cancel) to a gateway whose reload is under way (it
+// what) and wants serve to end cleanly, the reload refused as the gateway drains.
+func sigtermStopsTheReload(t *testing.T, what string, cancel context.CancelFunc, done <-chan error, results <-chan error, logs *mcptest.LogBuffer) {
+	t.Helper()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(reloadWait):
+		t.Fatalf("the gateway did not stop while a reload %s; log:\n%s", what, logs.String())
+	}
+	if err := <-results; !errors.Is(err, errDraining) {
+		t.Errorf("the reload ended with %v, want it refused as the gateway drains", err)
 	}
 }

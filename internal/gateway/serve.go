@@ -320,6 +320,9 @@ func build(cfg *Config, getenv func(string) string, log *slog.Logger) (g *gatewa
 	if g.callerCircuits, err = newCallerCircuitMetrics(g.registry); err != nil {
 		return nil, err
 	}
+	// Digested as buildState and the tracer read them: a reload tells what changed since.
+	g.reloads.contentKey = contentKey()
+	g.reloads.content = restartOnlyContent(cfg, getenv, g.reloads.contentKey)
 	if err := g.buildState(cfg, getenv, log); err != nil {
 		return nil, err
 	}
