@@ -269,11 +269,11 @@ func (c *Catalog) missedPart(ctx context.Context, b *backend.Backend, spec listS
 	pub := partKey{upstream: b.Name(), list: spec.index, version: q.version}
 	own := pub
 	own.caller = privateKey(b, q.cacheKey, q.subject, q.subjectKey)
-	lc.report(false)
 	gen := lc.generation(pub)
 	fk := "p\x00" + b.Name() + "\x00" + spec.method + "\x00" + q.version + "\x00" + strconv.FormatUint(gen, 10)
 	if lc.wasPrivate(pub) {
 		if own.caller == "" {
+			lc.report(false)
 			return c.fetchPart(ctx, b, spec, q, own, gen)
 		}
 		fk = "c\x00" + own.caller + "\x00" + fk
@@ -284,6 +284,9 @@ func (c *Catalog) missedPart(ctx context.Context, b *backend.Backend, spec listS
 		p, err := c.fetchPart(ctx, b, spec, q, own, gen)
 		return flightResult{part: p, caller: own.caller}, err
 	})
+	// Reported once the miss has joined (or begun) the flight: whoever has seen it reported
+	// finds it sharing the request in flight.
+	lc.report(false)
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()
