@@ -45,6 +45,10 @@ var authoritySpellings = []string{
 	"http://127.0.0.0x1/secret", "http://127.0.0.1:80/secret",
 	// IPv6 addresses not in their compressed form.
 	"http://[0:0:0:0:0:0:0:1]/secret", "http://[::0:1]/secret", "http://[0::1]/secret", "http://[::0001]/secret",
+	// No host: a WHATWG parser skips every '/' after a special scheme and reads the host from
+	// the path.
+	"https:///docs.example/secret", "https:////docs.example/secret", "http:///127.0.0.1/secret",
+	"ws:///chat.example/secret", "ftp:///files.example/secret", "https://:443/docs.example/secret",
 }
 
 // authorityReadable are spellings of readable URIs and what the backend must receive.

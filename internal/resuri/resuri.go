@@ -38,9 +38,9 @@
 //     IPv4 address in dotted-decimal form (0x7f.1, 0177.0.0.1, 2130706433 and 127.1 are
 //     127.0.0.1 to WHATWG and inet_aton, a host name to Go); an IP literal that is no IPv6
 //     address.
-//   - For the WHATWG "special" schemes (http, https, ws, wss, ftp) a URI without "//" is
-//     refused (WHATWG reads http:/x and http:x as the host x); for file, a rootless path is
-//     refused (WHATWG reads file:x as file:///x).
+//   - For the WHATWG "special" schemes (http, https, ws, wss, ftp) a URI without "//" or
+//     without a host is refused (WHATWG reads http:/x, http:x and http:///x as the host x);
+//     for file, a rootless path is refused (WHATWG reads file:x as file:///x).
 //
 // Opaque and rootless URIs (mem:hr/x, urn:a:b) get the same treatment of their path.
 // Normalize is idempotent: Normalize(Normalize(u)) == Normalize(u).
@@ -433,6 +433,9 @@ func authority(scheme, a string, tmpl bool) (string, error) {
 	}
 	host = strings.ToLower(host)
 	switch {
+	case host == "" && special[scheme]:
+		// A WHATWG parser skips every '/' after a special scheme: http:///h/x is http://h/x.
+		return "", refuse("a " + scheme + " URI needs a host")
 	case scheme == "file" && host == "localhost":
 		host = "" // RFC 8089 §2: the same file as file:///p
 	case inLiteral:
