@@ -49,6 +49,9 @@ var authoritySpellings = []string{
 	// the path.
 	"https:///docs.example/secret", "https:////docs.example/secret", "http:///127.0.0.1/secret",
 	"ws:///chat.example/secret", "ftp:///files.example/secret", "https://:443/docs.example/secret",
+	// User information: an HTTP client sends it as credentials for the same resource.
+	"https://anyone@docs.example/secret", "https://a:b@docs.example:443/secret/x", "http://u@127.0.0.1/secret?q",
+	"mem://u@store.example:80/secret",
 }
 
 // authorityReadable are spellings of readable URIs and what the backend must receive.

@@ -468,6 +468,9 @@ func TestEnclosing(t *testing.T) {
 		{"mem://hr", nil},
 		{"mem:hr/x", []string{"mem:hr/", "mem:hr"}},
 		{"urn:a:b", nil},
+		{"https://ada@h/a?q", []string{"https://ada@h/a", "https://ada@h/", "https://ada@h", "https://h/a?q", "https://h/a", "https://h/", "https://h"}},
+		{"mem://u:p@hr", []string{"mem://hr"}},
+		{"mem://hr/a@b", []string{"mem://hr/", "mem://hr"}},
 	} {
 		var got []string
 		Enclosing(tt.in, func(s string) bool { got = append(got, s); return false })
