@@ -110,6 +110,13 @@ func TestResourceAuthoritySpellings(t *testing.T) {
 			}
 		}
 	}
+	// A pre-2026 client reads through the legacy edge, which routes as the 2026 edge does.
+	legacy := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithBearer(f.tok), mcptest.WithProtocolVersion("2025-11-25"))
+	for _, uri := range authoritySpellings {
+		if res, err := legacy.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "fetch+" + uri}); err == nil {
+			t.Errorf("2025-11-25 client: fetch+%s: read %v", uri, res.Contents)
+		}
+	}
 	mu.Lock()
 	if len(received) > 0 {
 		t.Errorf("the fetching backend was asked for %q", received)
