@@ -16,15 +16,15 @@ func Enclosing(u string, fn func(string) bool) bool {
 	if enclosing(u, fn) {
 		return true
 	}
-	if bare, ok := withoutUserinfo(u); ok {
+	if bare, ok := WithoutUserinfo(u); ok {
 		return fn(bare) || enclosing(bare, fn)
 	}
 	return false
 }
 
-// withoutUserinfo returns the normalised URI u without the user information of its authority,
+// WithoutUserinfo returns the normalised URI u without the user information of its authority,
 // and false when it has none.
-func withoutUserinfo(u string) (string, bool) {
+func WithoutUserinfo(u string) (string, bool) {
 	start := strings.IndexByte(u, ':') + 1
 	if !strings.HasPrefix(u[start:], "//") {
 		return "", false
