@@ -3,6 +3,8 @@ package authz
 import (
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mcp-gateway/gateway/internal/resuri"
 )
 
 // glob is a compiled name pattern: '*' matches any run of characters (including '/' and the
@@ -54,6 +56,18 @@ func (g Glob) Match(s string) bool { return g.g.match(s, false) }
 // of bytes that are not valid UTF-8. A selection that applies a protection (a check, a
 // redaction) uses Covers, so that no reading of a malformed name escapes it.
 func (g Glob) Covers(s string) bool { return g.g.match(s, true) }
+
+// CoversResource is Covers for a resource URI in normal form: it also holds when the glob
+// covers the URI without its user information, which an HTTP client sends as credentials for
+// the same resource (as deny rules read it, resuri.Enclosing), so that no user information lets
+// a URI escape a protection.
+func (g Glob) CoversResource(uri string) bool {
+	if g.g.match(uri, true) {
+		return true
+	}
+	bare, ok := resuri.WithoutUserinfo(uri)
+	return ok && g.g.match(bare, true)
+}
 
 func compileGlob(p string) glob {
 	g := glob{pattern: p}

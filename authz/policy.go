@@ -114,8 +114,10 @@ type RuleConfig struct {
 	// Upstream is a glob over backend names. Default "*". Written as a name (no '*' or
 	// '?'), it must be a configured backend's.
 	Upstream string `yaml:"upstream"`
-	// Tools are globs over backend tool names (before namespacing). A rule that lists no
-	// tools, prompts or resources applies to all of them; an empty list is refused.
+	// Tools are globs over backend tool names (before namespacing: delete_repo, not
+	// github__delete_repo, which the configuration check refuses for a backend the rule
+	// applies to). A rule that lists no tools, prompts or resources applies to all of them; an
+	// empty list is refused.
 	Tools []string `yaml:"tools"`
 	// Prompts are globs over backend prompt names.
 	Prompts []string `yaml:"prompts"`

@@ -17,9 +17,10 @@ import (
 //     UTF-8 encoded rune) other than '/'. A pattern that is exactly "*" matches every URI. So file:///public/* grants the
 //     direct children of /public, file:///public/** everything under it.
 //   - In a deny rule, '*' and '**' both match any run, '/' included, and '?' any one character, and
-//     the rule also covers every URI under one it matches and the URI with any query or
-//     fragment (resuri.Enclosing): deny file:///secret/* hides file:///secret/a/b and
-//     file:///secret/a?x=1, deny file:///secret hides file:///secret/key.
+//     the rule also covers every URI under one it matches, the URI with any query or
+//     fragment, and with any user information (resuri.Enclosing): deny file:///secret/* hides
+//     file:///secret/a/b and file:///secret/a?x=1, deny file:///secret hides
+//     file:///secret/key, deny https://h/secret hides https://ada@h/secret.
 //
 // Each kind of rule thus errs on its safe side: an allow grants no more than it spells out, a
 // deny fences off at least what it spells out, whatever the backend makes of sub-paths and

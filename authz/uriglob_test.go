@@ -128,6 +128,7 @@ func TestResourcePatternValidation(t *testing.T) {
 	}
 	for _, p := range []string{"FILE:///x/*", "mem://HR/*", "file:///public/../secret/*", "file:///a/%2e%2e/*",
 		"file:///a%7eb", "file://localhost/x", "file:///a%2Fb/*", "file:///a\\b", "file:///a//b/*",
+		"https://h:443/*", "http://@h/x", "http://127.1/*", "https:///h/*",
 		"file:///cafe\u0301/*"} { // URIs are matched composed (NFC): a decomposed name never matches
 		if err := checkResourcePattern(p); err == nil {
 			t.Errorf("checkResourcePattern(%q) = nil, want an error", p)
@@ -147,6 +148,8 @@ func TestResourcePolicyTraversal(t *testing.T) {
 		{ID: "public", Upstream: "fs", Resources: []string{"file:///public/**"}},
 		{ID: "all-mem", Upstream: "mem", Resources: []string{"**"}},
 		{ID: "no-hr", Upstream: "mem", Resources: []string{"mem://hr"}, Effect: EffectDeny},
+		{ID: "no-admin", Upstream: "web", Resources: []string{"https://h/admin"}, Effect: EffectDeny},
+		{ID: "web", Upstream: "web", Resources: []string{"*"}},
 	}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -162,6 +165,10 @@ func TestResourcePolicyTraversal(t *testing.T) {
 		{"fs", "file:///secret/a/b?x=/", Hidden},
 		{"mem", "mem://hr/salaries/ceo", Hidden},
 		{"mem", "mem://docs/x", Allow},
+		{"mem", "mem://ada:pw@hr/x", Hidden},
+		{"web", "https://ada@h/admin", Hidden},
+		{"web", "https://ada:pw@h/admin/x?y", Hidden},
+		{"web", "https://ada@h/about", Allow},
 	} {
 		if d := pol.Decide(context.Background(), p, KindResource, tt.up, tt.uri); d.Effect != tt.want {
 			t.Errorf("Decide(%s, %q) = %v, want %v", tt.up, tt.uri, d.Effect, tt.want)

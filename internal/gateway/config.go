@@ -361,6 +361,7 @@ func (c *Config) validate() error {
 	}
 	errs = append(errs, c.validateToolsetUpstreams()...)
 	errs = append(errs, validateRuleUpstreams(c)...)
+	errs = append(errs, validateRuleNamespacedNames(c)...)
 	errs = append(errs, c.validateMetaToolNames()...)
 	errs = append(errs, c.validateHeaderNames()...)
 	errs = append(errs, validateProcess(c)...)

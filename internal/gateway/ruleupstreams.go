@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // validateRuleUpstreams refuses a policy or guardrail rule whose upstream is a backend name (no
@@ -42,4 +43,45 @@ func unmatchedUpstream(names []string, path, glob string) []error {
 		return nil // no backends at all is reported once, at upstreams
 	}
 	return []error{configerr.At(path, "%q matches no configured upstream%s: the rule would never apply", glob, didYouMean(glob, names))}
+}
+
+// validateRuleNamespacedNames refuses a policy rule pattern written as the namespaced name a
+// client sees (github__delete_repo, fs+file:///secret/*) for a backend the rule applies to:
+// rules match a backend's own names, before namespacing, so such a pattern matches nothing
+// that backend serves, and a deny rule an operator reads as hiding github__delete_repo (the name
+// tools/list shows) silently hides nothing. Under namespace.noPrefix both names are one.
+func validateRuleNamespacedNames(c *Config) []error {
+	if c.Namespace.NoPrefix {
+		return nil
+	}
+	sep := c.Namespace.Separator
+	if sep == "" {
+		sep = upstreams.DefaultSeparator
+	}
+	var errs []error
+	for i, r := range c.Auth.Policy.Rules {
+		up := r.Upstream
+		if up == "" {
+			up = "*"
+		}
+		g := authz.CompileGlob(up)
+		for _, u := range c.Upstreams {
+			if !g.Match(u.Name) {
+				continue
+			}
+			for _, kind := range []struct {
+				key, join string
+				patterns  []string
+			}{{"tools", sep, r.Tools}, {"prompts", sep, r.Prompts}, {"resources", "+", r.Resources}} {
+				for j, p := range kind.patterns {
+					if own, ok := strings.CutPrefix(p, u.Name+kind.join); ok && own != "" {
+						errs = append(errs, configerr.At(fmt.Sprintf("auth.policy.rules[%d].%s[%d]", i, kind.key, j),
+							"%q is the namespaced name clients see, which no rule matches: rules name a backend's own %s, "+
+								"so write %q (with upstream: %s)", p, kind.key, own, u.Name))
+					}
+				}
+			}
+		}
+	}
+	return errs
 }

@@ -142,14 +142,20 @@ func TestActionListsAreWhatValidateAccepts(t *testing.T) {
 
 // TestRulesCaseFolded: for a backend with case-insensitive paths rules select resources
 // case-folded, so the strict rule for file:///secret/* governs file:///SECRET/a rather than the
-// lenient one after it; other backends are matched exactly.
+// lenient one after it; other backends are matched exactly. A URI with user information is
+// selected as the URI without it would be too.
 func TestRulesCaseFolded(t *testing.T) {
 	e := testEngine(t, &Config{Rules: []RuleConfig{
 		{ID: "secret", Resources: []string{"file:///secret/*"}, Results: DirectionConfig{Secrets: "block"}},
+		{ID: "web", Resources: []string{"https://docs.example/secret/*"}, Results: DirectionConfig{Secrets: "block"}},
 		{ID: "rest", Resources: []string{"*"}, Results: DirectionConfig{Injection: "flag"}},
 	}})
 	e.SetCaseInsensitive([]string{"mac"})
 	for _, c := range []struct{ upstream, name, want string }{
+		// User information does not take a URI out of the rule for it.
+		{"lin", "https://ada@docs.example/secret/a", "web"},
+		{"lin", "https://ada:pw@docs.example/secret/a?x", "web"},
+		{"lin", "https://ada@docs.example/public/a", "rest"},
 		{"mac", "file:///SECRET/a", "secret"},
 		{"mac", "file:///public/a", "rest"},
 		{"lin", "file:///SECRET/a", "rest"},

@@ -155,7 +155,7 @@ func (e *Engine) Rule(kind Kind, upstream, name string) *Rule {
 	}
 	for i := range e.rules {
 		r := &e.rules[i]
-		if r.upstream.Covers(upstream) && matchAny(r.list(kind, folded), name) {
+		if r.upstream.Covers(upstream) && matchAny(r.list(kind, folded), name, kind == KindResource) {
 			return r
 		}
 	}
@@ -178,9 +178,11 @@ func (r *Rule) list(kind Kind, folded bool) []authz.Glob {
 	return nil
 }
 
-func matchAny(gs []authz.Glob, name string) bool {
+// matchAny reports whether one of gs covers name; resource says name is a resource URI, covered
+// also without its user information (authz.Glob.CoversResource).
+func matchAny(gs []authz.Glob, name string, resource bool) bool {
 	for _, g := range gs {
-		if g.Covers(name) {
+		if resource && g.CoversResource(name) || !resource && g.Covers(name) {
 			return true
 		}
 	}

@@ -447,7 +447,7 @@ func TestFirstPassGates(t *testing.T) {
 func TestPlanSelects(t *testing.T) {
 	cfg := Config{Name: "guard", URL: "http://127.0.0.1:1/mcp", Type: TypeValidation, Rules: []RuleConfig{
 		{Upstream: "git*", Tools: []string{"create_*"}, Phases: []string{PhaseNameRequest}},
-		{Upstream: "docs", Prompts: []string{"summarize"}, Resources: []string{"file:///secret/*"}},
+		{Upstream: "docs", Prompts: []string{"summarize"}, Resources: []string{"file:///secret/*", "https://docs.example/secret/*"}},
 	}}
 	f := newFixture(t, nil, cfg)
 	for _, tc := range []struct {
@@ -462,6 +462,8 @@ func TestPlanSelects(t *testing.T) {
 		{PhaseResponse, "prompts/get", "docs", "summarize", true},
 		{PhaseRequest, "resources/read", "docs", "file:///secret/a", true},
 		{PhaseRequest, "resources/read", "docs", "file:///public/a", false},
+		{PhaseRequest, "resources/read", "docs", "https://ada@docs.example/secret/a", true},
+		{PhaseRequest, "resources/read", "docs", "https://ada@docs.example/public/a", false},
 		{PhaseRequest, "completion/complete", "docs", "summarize", false},
 	} {
 		if got := f.set.Plan(tc.phase, tc.method, tc.upstream, tc.name) != nil; got != tc.want {

@@ -379,7 +379,7 @@ func (ic *interceptor) match(phase Phase, method, upstream, name string, folded 
 			}
 		}
 		for _, g := range gs {
-			if g.Covers(name) {
+			if method == "resources/read" && g.CoversResource(name) || method != "resources/read" && g.Covers(name) {
 				return r.id, true
 			}
 		}

@@ -6,10 +6,43 @@ import "strings"
 
 // Enclosing calls fn with each URI that strictly encloses the normalised URI u, longest first,
 // until fn returns true: u without its query and fragment, then u cut before and after each '/'
-// of its path (mem://hr/a/b gives mem://hr/a/, mem://hr/a, mem://hr/, mem://hr). It
-// reports whether fn returned true. Deny rules use it: what denies a resource denies what lies
-// under it, and a query or fragment does not lift a deny.
+// of its path (mem://hr/a/b gives mem://hr/a/, mem://hr/a, mem://hr/, mem://hr); then, when u
+// has user information, u without it and each URI enclosing that (https://ada@h/a gives
+// https://h/a, https://h/, https://h). It reports whether fn returned true. Deny rules use it:
+// what denies a resource denies what lies under it, a query or fragment does not lift a deny,
+// and neither does user information, which an HTTP client sends as credentials for the same
+// resource.
 func Enclosing(u string, fn func(string) bool) bool {
+	if enclosing(u, fn) {
+		return true
+	}
+	if bare, ok := WithoutUserinfo(u); ok {
+		return fn(bare) || enclosing(bare, fn)
+	}
+	return false
+}
+
+// WithoutUserinfo returns the normalised URI u without the user information of its authority,
+// and false when it has none.
+func WithoutUserinfo(u string) (string, bool) {
+	start := strings.IndexByte(u, ':') + 1
+	if !strings.HasPrefix(u[start:], "//") {
+		return "", false
+	}
+	start += 2
+	end := len(u)
+	if i := strings.IndexAny(u[start:], "/?#"); i >= 0 {
+		end = start + i
+	}
+	at := strings.IndexByte(u[start:end], '@')
+	if at < 0 {
+		return "", false
+	}
+	return u[:start] + u[start+at+1:], true
+}
+
+// enclosing is Enclosing without the user information step.
+func enclosing(u string, fn func(string) bool) bool {
 	base := u
 	if i := strings.IndexAny(base, "?#"); i >= 0 {
 		base = base[:i]

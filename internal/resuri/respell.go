@@ -61,7 +61,8 @@ func expression(t, lit, rest string) string { return t[len(lit) : len(t)-len(res
 // when n holds a '{') that names n to every reader the gateway knows of: s normalises to n
 // and holds no dot segment ("." or "..", raw or percent-encoded), which a backend that
 // resolves no dot segments would read as another path. Case in the scheme and host, escapes
-// of unreserved characters, runs of '/', an empty port or query, and how non-ASCII text is
+// of unreserved characters, runs of '/', an empty or default port, empty user information, the spelling of an IP
+// address, an empty query, and how non-ASCII text is
 // written may differ from n.
 func ReadsAs(s, n string) bool {
 	if s == n {

@@ -12,6 +12,9 @@
 //
 //   - The scheme and an ASCII host are lower-cased; "localhost" names the empty host of a file
 //     URI (RFC 8089 §2), and file:/p becomes file:///p.
+//   - The authority is written as RFC 3986 §6.2.3 and WHATWG parsers read it: a port as its
+//     number, without a default (http:80, https:443, …) or empty one, no empty user information
+//     ("http://@h" is "http://h", "u:@" is "u@"), an IPv6 address compressed in lower case.
 //   - Percent-encoded unreserved characters are decoded ("%7e" → "~", "%2E" → "."), and so are
 //     percent-encoded UTF-8 sequences, so that "é" and "%C3%A9" are one URI; every escape
 //     left over names an ASCII delimiter and is written with upper-case hex digits.
@@ -30,10 +33,14 @@
 //     dots and blanks only ("...", "..%20", ".+."), or dots before a parameter, stream or
 //     query delimiter, raw or encoded ("..;x", "..%3Bx", "..::$DATA", "..%3F"); the same
 //     standing alone in the query or fragment (file:///x?p=../y, ?p=..%3B); more than one
-//     '@' or a non-ASCII or escaped character in the authority; a host ending in '.'.
-//   - For the WHATWG "special" schemes (http, https, ws, wss, ftp) a URI without "//" is
-//     refused (WHATWG reads http:/x and http:x as the host x); for file, a rootless path is
-//     refused (WHATWG reads file:x as file:///x).
+//     '@' or a non-ASCII or escaped character in the authority; a host ending in '.'; a port
+//     over 65535; for the special schemes and file, a host that ends in a number but is not an
+//     IPv4 address in dotted-decimal form (0x7f.1, 0177.0.0.1, 2130706433 and 127.1 are
+//     127.0.0.1 to WHATWG and inet_aton, a host name to Go); an IP literal that is no IPv6
+//     address.
+//   - For the WHATWG "special" schemes (http, https, ws, wss, ftp) a URI without "//" or
+//     without a host is refused (WHATWG reads http:/x, http:x and http:///x as the host x);
+//     for file, a rootless path is refused (WHATWG reads file:x as file:///x).
 //
 // Opaque and rootless URIs (mem:hr/x, urn:a:b) get the same treatment of their path.
 // Normalize is idempotent: Normalize(Normalize(u)) == Normalize(u).
@@ -372,8 +379,9 @@ func allowedRune(r rune) bool {
 	return true
 }
 
-// authority normalises userinfo@host:port: one '@' at most, host lower-cased and ASCII,
-// an empty port dropped.
+// authority normalises userinfo@host:port: one '@' at most, host lower-cased and ASCII, an IPv4
+// host in dotted-decimal form and an IPv6 one compressed, the port as its number, an empty or
+// default port and empty user information dropped (host.go).
 func authority(scheme, a string, tmpl bool) (string, error) {
 	a, err := pctNormalize(a)
 	if err != nil {
@@ -399,13 +407,9 @@ func authority(scheme, a string, tmpl bool) (string, error) {
 	} else if i := strings.IndexByte(host, ':'); i >= 0 {
 		host, port = host[:i], host[i:]
 	}
-	if port == ":" {
-		port = ""
-	}
-	for i := 1; i < len(port); i++ {
-		if port[i] < '0' || port[i] > '9' {
-			return "", refuse("invalid port")
-		}
+	port, err = normPort(scheme, strings.TrimPrefix(port, ":"))
+	if err != nil {
+		return "", err
 	}
 	inLiteral := strings.HasPrefix(host, "[")
 	for _, r := range host {
@@ -428,10 +432,31 @@ func authority(scheme, a string, tmpl bool) (string, error) {
 		return "", refuse("host ends in '.'")
 	}
 	host = strings.ToLower(host)
-	if scheme == "file" && host == "localhost" {
+	switch {
+	case host == "" && special[scheme]:
+		// A WHATWG parser skips every '/' after a special scheme: http:///h/x is http://h/x.
+		return "", refuse("a " + scheme + " URI needs a host")
+	case scheme == "file" && host == "localhost":
 		host = "" // RFC 8089 §2: the same file as file:///p
+	case inLiteral:
+		if host, err = normIPv6(host); err != nil {
+			return "", err
+		}
+	case (special[scheme] || scheme == "file") && !(tmpl && holdsPlaceholder(host)):
+		if err := checkIPv4(host); err != nil {
+			return "", err
+		}
 	}
-	return user + host + port, nil
+	if port != "" {
+		port = ":" + port
+	}
+	return normUser(user) + host + port, nil
+}
+
+// holdsPlaceholder reports whether s holds a template expression's stand-in: its expansion, not
+// the template, is the URI a reader reads.
+func holdsPlaceholder(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r >= placeholder && r < placeholder+maxExpressions })
 }
 
 // cleanPath collapses runs of '/', removes "." and ".." segments (RFC 3986 §5.2.4; in a
