@@ -33,10 +33,8 @@ func normPort(scheme, port string) (string, error) {
 	if port == "" {
 		return "", nil
 	}
-	for i := 0; i < len(port); i++ {
-		if port[i] < '0' || port[i] > '9' {
-			return "", refuse("invalid port")
-		}
+	if !allDigits(port) {
+		return "", refuse("invalid port")
 	}
 	port = strings.TrimLeft(port, "0")
 	if port == "" {

@@ -81,7 +81,7 @@ func (t *scrubTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	if len(forms) > 0 {
-		resp.Body = newScrubBody(resp.Body, forms)
+		resp.Body = newScrubBody(resp.Body, forms, resp.ContentLength)
 	}
 	return resp, nil
 }
@@ -165,21 +165,29 @@ type scrubBody struct {
 	body  io.ReadCloser
 	forms [][]byte
 	hold  int
+	chunk int // the size of the reads of body
 	// buf[lo:hi] is read and scrubbed and not yet returned, of which buf[lo:ready] may be.
 	buf           []byte
 	lo, hi, ready int
 	err           error
 }
 
-// scrubChunk is the size of the scrubber's reads of the body.
+// scrubChunk is the size of the scrubber's reads of a body longer than that or of unknown
+// length (size < 0).
 const scrubChunk = 16 << 10
 
-func newScrubBody(body io.ReadCloser, forms [][]byte) *scrubBody {
+// newScrubBody scrubs body, of size bytes if size >= 0: a short answer, as most are, gets a
+// buffer of its size, not scrubChunk, on every call; the byte more reads its end.
+func newScrubBody(body io.ReadCloser, forms [][]byte, size int64) *scrubBody {
 	hold := 0
 	for _, f := range forms {
 		hold = max(hold, len(f)-1)
 	}
-	return &scrubBody{body: body, forms: forms, hold: hold}
+	chunk := scrubChunk
+	if size >= 0 && size < scrubChunk {
+		chunk = int(size) + 1
+	}
+	return &scrubBody{body: body, forms: forms, hold: hold, chunk: chunk}
 }
 
 func (s *scrubBody) Read(p []byte) (int, error) {
@@ -193,7 +201,7 @@ func (s *scrubBody) Read(p []byte) (int, error) {
 			return 0, s.err
 		}
 		if s.buf == nil {
-			s.buf = make([]byte, s.hold+scrubChunk)
+			s.buf = make([]byte, s.hold+s.chunk)
 		}
 		// What is held moves to the front, and the next bytes are read after it.
 		s.hi, s.lo = copy(s.buf, s.buf[s.lo:s.hi]), 0

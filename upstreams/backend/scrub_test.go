@@ -29,9 +29,15 @@ func TestScrubBodyFindsFormsAcrossReads(t *testing.T) {
 		"halves":   iotest.HalfReader,
 		"EOF":      iotest.DataErrReader,
 	} {
-		got, err := io.ReadAll(newScrubBody(io.NopCloser(wrap(strings.NewReader(body))), forms))
+		got, err := io.ReadAll(newScrubBody(io.NopCloser(wrap(strings.NewReader(body))), forms, -1))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
+		}
+		// A short body of known length is read in a buffer of its size.
+		short := "{" + secret + "}"
+		if got, err := io.ReadAll(newScrubBody(io.NopCloser(wrap(strings.NewReader(short))), forms, int64(len(short)))); err != nil ||
+			string(got) != "{"+strings.Repeat(scrubbedText, 4)[:len(secret)]+"}" {
+			t.Errorf("%s: a short body of known length: %q, %v", name, got, err)
 		}
 		if len(got) != len(body) {
 			t.Errorf("%s: %d bytes, want %d", name, len(got), len(body))
@@ -47,7 +53,7 @@ func TestScrubBodyFindsFormsAcrossReads(t *testing.T) {
 		}
 	}
 	broken := iotest.TimeoutReader(strings.NewReader(body))
-	if _, err := io.ReadAll(newScrubBody(io.NopCloser(broken), forms)); err != iotest.ErrTimeout {
+	if _, err := io.ReadAll(newScrubBody(io.NopCloser(broken), forms, int64(len(body)))); err != iotest.ErrTimeout {
 		t.Errorf("a failing body: %v, want its error", err)
 	}
 }
@@ -111,7 +117,7 @@ func TestScrubbingOnlyWithCredentials(t *testing.T) {
 func TestScrubBodyPassesAnEventOn(t *testing.T) {
 	r, w := io.Pipe()
 	defer r.Close()
-	body := newScrubBody(r, credentialForms("Bearer "+strings.Repeat("t", 64)))
+	body := newScrubBody(r, credentialForms("Bearer "+strings.Repeat("t", 64)), -1)
 	event := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"elicitation/create\"}\n\n"
 	go func() { _, _ = w.Write([]byte(event)) }() // and nothing more: the pipe stays open
 	got := make(chan string, 1)
