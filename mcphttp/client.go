@@ -169,6 +169,7 @@ func (c *ClientSink) FlushHeld(held *int) {
 // Error answers with e: its status, headers and JSON-RPC error (with the request's id, null when
 // the id could not be read); on a started stream, the error is the stream's last message.
 func (c *ClientSink) Error(e *Error) error {
+	e = c.srv.drafts.draftShape(e)
 	if c.el != nil {
 		return c.el.rpcError(c, e)
 	}

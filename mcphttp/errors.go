@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/outcome"
@@ -31,6 +32,10 @@ type Error struct {
 	// legacy, when set, is the JSON-RPC error a pre-2026 client gets instead of RPC: RPC
 	// speaks of what only a 2026-07-28 client sends (Legacy).
 	legacy *jsonrpc.Error
+	// backendLimit, when set, is the wait a backend's 429 asked for: RPC is then -32012, which
+	// the one writer of errors (ClientSink.Error) makes SEP-3304's -32023 when
+	// server.draftErrors has rateLimited, as for the gateway's own limits.
+	backendLimit time.Duration
 }
 
 func (e *Error) Error() string {
@@ -232,6 +237,8 @@ func mapError(err error) *Error {
 		e := rpcError(jsonrpc.NewError(jsonrpc.CodeUpstreamTimeout, "Backend did not answer in time"))
 		e.Outcome = outcomeTimeout
 		return e
+	case errors.As(err, new(*upstreams.RateLimitError)):
+		return backendLimited(err)
 	case errors.Is(err, upstreams.ErrResultBudget):
 		// The replica's own overload, like too many requests in flight: retry, here or on
 		// another replica.
@@ -256,4 +263,25 @@ func mapError(err error) *Error {
 		RPC:     jsonrpc.NewError(jsonrpc.CodeInternalError, "Internal error"),
 		Outcome: outcomeInternal,
 	}
+}
+
+// backendLimited is the answer to a backend's 429 (err holds its *upstreams.RateLimitError):
+// the gateway answers as for its own limits, 429 with Retry-After and -32012 (drafts.limited),
+// naming the backend by its namespace, never quoting what the backend said.
+func backendLimited(err error) *Error {
+	var rl *upstreams.RateLimitError
+	errors.As(err, &rl)
+	d := drafts{}
+	e := d.limited(rl.RetryAfter, "Backend "+rl.Backend+" is rate limiting; retry after "+retryAfterSeconds(rl.RetryAfter)+"s")
+	e.backendLimit = rl.RetryAfter
+	return e
+}
+
+// draftShape is e in the shape server.draftErrors asks for: a backend's 429 (backendLimit)
+// becomes SEP-3304's -32023 when d has rateLimited; anything else is e.
+func (d *drafts) draftShape(e *Error) *Error {
+	if e.backendLimit == 0 || !d.rateLimited {
+		return e
+	}
+	return d.limited(e.backendLimit, e.RPC.Message)
 }

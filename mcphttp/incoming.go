@@ -294,6 +294,10 @@ func (in *Incoming) Limited(retryAfter time.Duration, msg string) *Error {
 	return in.x.s.drafts.limited(retryAfter, msg)
 }
 
+// Shaped is e in the shape server.draftErrors asks for, as the 2026-07-28 edge writes it: a
+// backend's 429 is SEP-3304's -32023 when it has rateLimited.
+func (in *Incoming) Shaped(e *Error) *Error { return in.x.s.drafts.draftShape(e) }
+
 // LimitedError is Incoming.Limited of a server whose server.draftErrors has rateLimited (draft)
 // or not.
 func LimitedError(retryAfter time.Duration, msg string, draft bool) *Error {

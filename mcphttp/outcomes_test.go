@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/outcome"
@@ -31,6 +32,7 @@ func TestMapErrorOutcomes(t *testing.T) {
 		{context.Canceled, 499, outcome.Canceled},
 		{upstreams.ErrUnknownName, http.StatusBadRequest, outcome.ClientError},
 		{upstreams.ErrResultBudget, http.StatusServiceUnavailable, outcome.RateLimited},
+		{fmt.Errorf("call: %w", &upstreams.RateLimitError{Backend: "b", RetryAfter: 2500 * time.Millisecond}), http.StatusTooManyRequests, outcome.RateLimited},
 		{errors.New("something the gateway did not expect"), http.StatusInternalServerError, outcome.GatewayError},
 	} {
 		e := mapError(tc.err)

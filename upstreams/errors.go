@@ -14,7 +14,7 @@ import (
 // error when the caller went away); compare with errors.Is.
 //
 // Suggested mapping for the client-facing side: ErrUnknownName and ErrBadCursor → -32602 (400);
-// ErrUnavailable and ErrBadResponse → 502; ErrTimeout → 504; context.Canceled → 499 (log only).
+// ErrUnavailable and ErrBadResponse → 502; ErrTimeout → 504; ErrRateLimited → 429; context.Canceled → 499 (log only).
 var (
 	// ErrUnknownName: a namespaced tool or prompt name or resource URI names no configured backend.
 	ErrUnknownName = names.ErrUnknownName
@@ -30,6 +30,12 @@ var (
 	// ErrUnavailable: the backend could not be reached (refused, DNS, reset before or during the
 	// response) or answered 502, 503 or 504 without a JSON-RPC body.
 	ErrUnavailable = wire.ErrUnavailable
+	// ErrRateLimited: the backend answered HTTP 429, whatever its body, to a request made for a
+	// caller. It is an answer, not a failure: the backend's circuit breaker and health count it
+	// as up, and it is never retried. Its errors are *RateLimitError, with the wait the
+	// backend asked for (its JSON-RPC error's data.retryAfterMs, else its Retry-After, else
+	// 1 s), clamped to [1 s, 10 min]; the client is answered 429 with that Retry-After.
+	ErrRateLimited = wire.ErrRateLimited
 	// ErrTimeout: the backend did not finish within its configured timeout.
 	ErrTimeout = wire.ErrTimeout
 	// ErrBadResponse: the backend answered something that is not a valid MCP response: garbage,
@@ -62,3 +68,7 @@ var (
 	// ErrNoCursorSealer: New was called without Options.Cursors.
 	ErrNoCursorSealer = errors.New("upstreams: Options.Cursors is required")
 )
+
+// RateLimitError is the error of a backend's 429 (ErrRateLimited): which backend, and how long
+// it asked callers to wait.
+type RateLimitError = wire.RateLimitError

@@ -54,6 +54,10 @@ func TestRetrySafeRequests(t *testing.T) {
 		{"gives up after the attempts", func(_ int64, w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, "busy", http.StatusBadGateway)
 		}, ErrUnavailable, 3},
+		{"429 is not retried", func(_ int64, w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Retry-After", "0")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+		}, ErrRateLimited, 1},
 		{"500 is not retried", func(_ int64, w http.ResponseWriter, _ *http.Request) {
 			http.Error(w, "bug", http.StatusInternalServerError)
 		}, ErrBadResponse, 1},

@@ -127,7 +127,7 @@ func (t webhookTransport) post(ctx context.Context, o *backend.Request) ([]byte,
 // closed set.
 const (
 	ReasonTimeout     = "timeout"      // no answer within the interceptor's timeout (slot wait included)
-	ReasonUnavailable = "unavailable"  // unreachable, reset, 502/503/504, or its credentials failed
+	ReasonUnavailable = "unavailable"  // unreachable, reset, 502/503/504 or 429, or its credentials failed
 	ReasonCircuitOpen = "circuit_open" // not sent: the interceptor's circuit is open
 	// ReasonCallerCircuit: not sent, since this caller's own invocations kept failing (its own
 	// circuit is open); it refuses the call whatever failOpen says.

@@ -4,8 +4,8 @@
 // trace spans, so one event has one name wherever it is reported. The set is closed: every
 // value is a metric label value.
 //
-// The backend-side outcomes (OK, BackendError, BadResponse, Timeout, Unavailable, Canceled)
-// are the only ones a backend exchange can end in. The others are decided by the gateway at
+// The backend-side outcomes (OK, BackendError, RateLimited, BadResponse, Timeout, Unavailable,
+// Canceled) are the only ones a backend exchange can end in. The others are decided by the gateway at
 // its edge and only appear on client requests.
 package outcome
 
@@ -23,7 +23,7 @@ const (
 	// policy, a declined confirmation).
 	Denied = "denied"
 	// RateLimited is a request refused for capacity: a rate limit or concurrency limit
-	// (429, or 503 with Retry-After).
+	// (429, or 503 with Retry-After), the gateway's own or a backend's (its 429).
 	RateLimited = "rate_limited"
 	// Canceled is a caller that went away, or closed the stream, before the final answer.
 	Canceled = "canceled"

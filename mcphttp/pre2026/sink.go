@@ -110,6 +110,7 @@ func (s *roundSink) Message(msg []byte, status int, oc string, held *int) error 
 // client acts on (docs/protocol.md §9.4); a capability the client did not declare is the failed
 // call that names it.
 func (s *roundSink) Error(e *mcphttp.Error) error {
+	e = s.q.in.Shaped(e)
 	if e.RPC == nil {
 		s.done = true
 		return s.q.c.Error(e)

@@ -62,6 +62,9 @@ const (
 	OutcomeTimeout = outcome.Timeout
 	// OutcomeBadResponse: see wire.ErrBadResponse.
 	OutcomeBadResponse = outcome.BadResponse
+	// OutcomeRateLimited: the backend answered HTTP 429 (wire.ErrRateLimited). An answer: it
+	// is up, and neither its circuit breaker nor its health counts it as a failure.
+	OutcomeRateLimited = outcome.RateLimited
 	// OutcomeCanceled: the caller went away or closed the stream before the final response.
 	OutcomeCanceled = outcome.Canceled
 )
@@ -343,6 +346,8 @@ func outcomeOf(err error) string {
 		return OutcomeOK
 	case errors.Is(err, ErrUserTokenNeeded), errors.Is(err, ErrAnsweredWithError):
 		return OutcomeBackendError // it answered: it wants a user's token, or refused
+	case errors.Is(err, wire.ErrRateLimited):
+		return OutcomeRateLimited
 	case errors.Is(err, wire.ErrTimeout):
 		return OutcomeTimeout
 	case errors.Is(err, wire.ErrUnavailable):
@@ -378,7 +383,7 @@ func (b *Backend) record(method, charge, outcome string, start time.Time, err er
 		kick = false
 	}
 	switch outcome {
-	case OutcomeOK, OutcomeBackendError:
+	case OutcomeOK, OutcomeBackendError, OutcomeRateLimited:
 		b.health.up(now)
 	case OutcomeUnavailable, OutcomeTimeout, OutcomeBadResponse:
 		if charge == chargeNone || wire.NotSent(err) {

@@ -63,9 +63,9 @@ var ErrCallerCircuitOpen = fmt.Errorf("%w for this caller", ErrCircuitOpen)
 // BreakerConfig tunes one backend's circuit breaker.
 type BreakerConfig struct {
 	// Failures is the number of consecutive failed requests (unreachable, reset, 502/503/504,
-	// timeout) that opens the circuit, for everyone when they come from MinCallers callers or
-	// from no caller, else for the one caller whose requests failed. Zero means
-	// DefaultBreakerFailures.
+	// timeout; never a 429, which is an answer) that opens the circuit, for everyone when they
+	// come from MinCallers callers or from no caller, else for the one caller whose requests
+	// failed. Zero means DefaultBreakerFailures.
 	Failures int `yaml:"failures"`
 	// Cooldown is how long an open circuit fails fast before a half-open trial. Zero means
 	// DefaultBreakerCooldown.
@@ -261,8 +261,8 @@ func (b *breaker) result(now time.Time, charge, outcome string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch outcome {
-	case OutcomeOK, OutcomeBackendError:
-		// A JSON-RPC error is an answer: the backend is reachable.
+	case OutcomeOK, OutcomeBackendError, OutcomeRateLimited:
+		// A JSON-RPC error is an answer, and so is a 429: the backend is reachable.
 		b.trial = false
 		b.streak.reset()
 		b.callers.forget(charge)

@@ -357,7 +357,8 @@ func (b *Backend) probeEra(ctx context.Context, health bool, probe *Request) (*p
 	if v.Era == era.Unknown {
 		// A per-user backend's refusal of the token the probe carried (or of none) is about
 		// one caller, not about the backend: another caller's probe may learn the era at once.
-		if !errors.Is(err, context.Canceled) && !errors.Is(err, ErrUserTokenNeeded) {
+		// A 429 is the backend throttling: the next request, after the wait, probes again.
+		if !errors.Is(err, context.Canceled) && !errors.Is(err, ErrUserTokenNeeded) && !errors.Is(err, wire.ErrRateLimited) {
 			b.legacy.failed.failure(b.env.Now(), err)
 		}
 		return nil, err

@@ -145,6 +145,11 @@ func (b *Backend) Post(ctx context.Context, o *Request) (*http.Response, error) 
 	if resp.StatusCode == http.StatusUnauthorized && b.PerUser() {
 		return nil, b.userRefused(ctx, o, resp)
 	}
+	if resp.StatusCode == http.StatusTooManyRequests {
+		// Throttled, whatever the body says: an answer (the backend is up), for the caller to
+		// retry after the wait it names.
+		return nil, wire.RateLimited(b.name, resp, b.env.Now())
+	}
 	return resp, nil
 }
 

@@ -83,7 +83,8 @@ func (p retryPolicy) wait(n int) time.Duration {
 // retryable reports whether a failed safe request may be tried again: only when the backend
 // was not reached or said it is unavailable (refused, reset, 502/503/504). A timeout is not
 // retried (a slow backend stays slow and the caller's budget is spent), nor an open circuit,
-// a bad answer, or the caller going away.
+// a bad answer, a 429 (wire.ErrRateLimited: the backend asked the caller to wait), or the
+// caller going away.
 func retryable(err error) bool {
 	return errors.Is(err, wire.ErrUnavailable) && !errors.Is(err, ErrCircuitOpen) && !errors.Is(err, ErrCredentials)
 }

@@ -54,6 +54,10 @@ func (br *Bridge) Do(ctx context.Context, s *Session, method string, body []byte
 	if err != nil {
 		return nil, wire.Classify(ctx, br.be.Name(), err)
 	}
+	if resp.StatusCode == http.StatusTooManyRequests {
+		// Throttled, on any request of a session: an answer, never a broken backend.
+		return nil, wire.RateLimited(br.be.Name(), resp, br.now())
+	}
 	return resp, nil
 }
 
@@ -186,7 +190,7 @@ func abandoned(err error) Abandon {
 	switch {
 	case errors.Is(err, wire.ErrTimeout):
 		return TimedOut
-	case errors.Is(err, wire.ErrUnavailable), errors.Is(err, wire.ErrBadResponse):
+	case errors.Is(err, wire.ErrUnavailable), errors.Is(err, wire.ErrBadResponse), errors.Is(err, wire.ErrRateLimited):
 		return NotAbandoned
 	}
 	return ClientLeft

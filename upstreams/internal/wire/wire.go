@@ -172,8 +172,9 @@ func MediaType(ct string) (isJSON, isSSE bool) {
 }
 
 // StatusError is the error for a response that carries no usable JSON-RPC body: a gateway-type
-// status from the backend (502, 503, 504, typically its own proxy) is ErrUnavailable, anything
-// else ErrBadResponse.
+// status from the backend (502, 503, 504, typically its own proxy, a 503's Retry-After
+// notwithstanding) is ErrUnavailable, anything else ErrBadResponse. A 429 never comes here: the
+// requests a caller's answer depends on read it first (RateLimited).
 func StatusError(name string, status int, why string) error {
 	switch status {
 	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
@@ -221,7 +222,7 @@ func JSONLimits(max int64) jsonrpc.Limits {
 // max bytes: too large or cut short is ErrBadResponse, a transport failure goes to Classify.
 func ReadErr(ctx context.Context, name string, max int64, err error) error {
 	switch {
-	case errors.Is(err, ErrBadResponse), errors.Is(err, ErrUnavailable), errors.Is(err, ErrTimeout):
+	case errors.Is(err, ErrBadResponse), errors.Is(err, ErrUnavailable), errors.Is(err, ErrTimeout), errors.Is(err, ErrRateLimited):
 		return err
 	case errors.Is(err, ErrTooLarge), errors.Is(err, ErrEventTooLarge):
 		return fmt.Errorf("%w: %s: %v (limit %d bytes)", ErrBadResponse, name, err, max)
