@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-gateway/gateway/authz/dpop"
 	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/loopback"
 )
@@ -107,6 +108,10 @@ type Config struct {
 type IssuerConfig struct {
 	// Issuer is the exact "iss" value and the discovery base URL. Required;
 	// https, or http on a loopback host for development; no user info, query or fragment.
+	// Written as the tokens' "iss" is: scheme and host in lower case, no default port (a token
+	// whose "iss" is spelled otherwise matches no issuer), with a trailing slash only where
+	// "iss" has one. Each issuer once: two entries that differ only in the case of scheme or
+	// host, a default port or a trailing slash are one issuer, refused.
 	Issuer string `yaml:"issuer"`
 	// JWKSURL is the key-set URL for issuers that publish no metadata document. Empty:
 	// discovered lazily from Issuer + /.well-known/openid-configuration or, where that is not
@@ -155,10 +160,16 @@ func (c Config) Validate() error {
 	seen := map[string]int{}
 	for i, is := range c.Issuers {
 		at := fmt.Sprintf("issuers[%d]", i)
-		if first, dup := seen[is.Issuer]; dup {
+		first, dup := seen[issuerKey(is.Issuer)]
+		switch {
+		case dup && c.Issuers[first].Issuer == is.Issuer:
 			add(at+".issuer", "%q is already issuer %d; each issuer once", is.Issuer, first)
-		} else {
-			seen[is.Issuer] = i
+		case dup:
+			add(at+".issuer", "%q is auth.issuers[%d].issuer %q spelled differently (%s): one issuer, whose tokens would "+
+				"meet two entries' audiences, algorithms and dpop; each issuer once, written as its tokens' \"iss\"",
+				configerr.URL(is.Issuer), first, configerr.URL(c.Issuers[first].Issuer), issuerSameness)
+		default:
+			seen[issuerKey(is.Issuer)] = i
 		}
 		errs = append(errs, configerr.Under(at, nil, is.validate()...)...)
 	}
@@ -205,6 +216,13 @@ func (ic IssuerConfig) validate() []error {
 		// under it, and no token's "iss" is that URL.
 		errs = append(errs, configerr.At("issuer", "%q: the issuer, not its discovery document: want the URL before /.well-known/ "+
 			"(the tokens' \"iss\")", configerr.URL(ic.Issuer)))
+	} else if exact := exactIssuer(ic.Issuer); exact != ic.Issuer {
+		// "iss" is compared as an exact string (OpenID Connect Core §3.1.3.7, RFC 8414 §3.3), and
+		// identity providers write the scheme and host in lower case with no default port: a
+		// token's "iss" never matches this spelling, and discovery refuses the document, which
+		// names the issuer as its tokens do.
+		errs = append(errs, configerr.At("issuer", "%q: write it %q, as the tokens' \"iss\" is written (compared exactly: "+
+			"scheme and host in lower case, no default port)", configerr.URL(ic.Issuer), configerr.URL(exact)))
 	}
 	if ic.JWKSURL != "" {
 		if err := checkURL(ic.JWKSURL); err != nil {
@@ -226,6 +244,41 @@ func (ic IssuerConfig) validate() []error {
 		errs = append(errs, configerr.At("dpop", "%q: want off, allowed or required, or leave it out for auth.dpop.mode", ic.DPoP))
 	}
 	return errs
+}
+
+// issuerSameness says which spellings of an issuer URL issuerKey takes for one issuer.
+const issuerSameness = "scheme and host compared in any case, a default port and a trailing slash ignored"
+
+// issuerKey is what two spellings of one issuer URL (valid, as IssuerConfig.validate accepts it)
+// have in common: scheme and host in lower case, no default port (RFC 3986 §6.2.2.1, §6.2.3),
+// and the path without a trailing slash. "iss" itself is compared exactly, so one identity
+// provider is configured once; these are the spellings an operator writes for one provider
+// (https://idp.example, https://IDP.example:443, https://idp.example/), and a trailing slash is
+// kept in the one spelling configured, since some providers write it in "iss".
+func issuerKey(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return raw
+	}
+	return u.Scheme + "://" + dpop.Authority(u.Scheme, u) + strings.TrimSuffix(u.EscapedPath(), "/")
+}
+
+// exactIssuer is raw with its scheme and host as a token's "iss" writes them: in lower case,
+// with no default port. Anything else in raw, and raw that does not parse, is left as it is.
+func exactIssuer(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return raw
+	}
+	scheme, rest, _ := strings.Cut(raw, "://")
+	authority, path := rest, ""
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		authority, path = rest[:i], rest[i:]
+	}
+	if scheme != u.Scheme || authority != dpop.Authority(u.Scheme, u) {
+		return u.Scheme + "://" + dpop.Authority(u.Scheme, u) + path
+	}
+	return raw
 }
 
 // checkURL accepts https URLs, and http only on loopback hosts so the local

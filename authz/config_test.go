@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -228,6 +229,68 @@ func TestIssuerURLHasNoQueryOrFragment(t *testing.T) {
 		err := Config{Issuers: []IssuerConfig{{Issuer: iss}}}.Validate()
 		if err == nil || !strings.Contains(err.Error(), "issuers[0].issuer: ") || !strings.Contains(err.Error(), "no query or fragment") {
 			t.Errorf("issuer %q: %v", iss, err)
+		}
+	}
+}
+
+// TestIssuerSpelledTwiceIsRefused: two entries whose URLs are one issuer spelled differently
+// (scheme or host case, a default port, a trailing slash) are refused, naming both entries and
+// why; issuers that differ elsewhere (path case, another port, another path) are not.
+func TestIssuerSpelledTwiceIsRefused(t *testing.T) {
+	for _, pair := range [][2]string{
+		{"https://idp.example", "https://idp.example/"},
+		{"https://idp.example/", "https://idp.example"},
+		{"https://idp.example/realms/a", "https://idp.example/realms/a/"},
+		{"https://idp.example", "https://IDP.example"},
+		{"https://idp.example", "HTTPS://idp.example"},
+		{"https://idp.example", "https://idp.example:443/"},
+		{"http://127.0.0.1/t", "http://127.0.0.1:80/t/"},
+		{"https://[::1]/", "https://[::1]:443"},
+	} {
+		err := Config{Issuers: []IssuerConfig{{Issuer: "https://other.example"}, {Issuer: pair[0]}, {Issuer: pair[1]}}}.Validate()
+		want := fmt.Sprintf("issuers[2].issuer: %q is auth.issuers[1].issuer %q spelled differently (%s)", pair[1], pair[0], issuerSameness)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("issuers %q: %v, want %s", pair, err, want)
+		}
+		if err != nil && strings.Contains(err.Error(), "issuers[1].issuer: ") {
+			t.Errorf("issuers %q: the first spelling is refused too: %v", pair, err)
+		}
+	}
+	for _, pair := range [][2]string{
+		{"https://idp.example/realms/a", "https://idp.example/realms/A"},
+		{"https://idp.example", "https://idp.example:8443"},
+		{"https://idp.example/a", "https://idp.example/a//"},
+		{"https://idp.example", "https://idp.example.com"},
+	} {
+		if err := (Config{Issuers: []IssuerConfig{{Issuer: pair[0]}, {Issuer: pair[1]}}}).Validate(); err != nil && strings.Contains(err.Error(), "issuers[") {
+			t.Errorf("issuers %q, two issuers, refused: %v", pair, err)
+		}
+	}
+}
+
+// TestIssuerSpelledNotAsIssIsRefused: an issuer whose scheme or host is not in lower case, or
+// that names its scheme's default port, matches no token (their "iss", compared exactly, is in
+// the lower-case form without the port, and so is the discovery document's "issuer"): refused
+// with the spelling to write. A trailing slash, which some providers write in "iss", is not.
+func TestIssuerSpelledNotAsIssIsRefused(t *testing.T) {
+	for raw, exact := range map[string]string{
+		"https://IDP.example":            "https://idp.example",
+		"HTTPS://idp.example/realms/A":   "https://idp.example/realms/A",
+		"Https://Idp.Example:443/t/":     "https://idp.example/t/",
+		"https://idp.example:443":        "https://idp.example",
+		"http://localhost:80/realms/a":   "http://localhost/realms/a",
+		"https://[::1]:443/":             "https://[::1]/",
+		"https://idp.example:/realms/a/": "https://idp.example/realms/a/",
+	} {
+		err := Config{Issuers: []IssuerConfig{{Issuer: raw}}}.Validate()
+		want := fmt.Sprintf(`issuers[0].issuer: %q: write it %q, as the tokens' "iss" is written`, raw, exact)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("issuer %q: %v, want %s", raw, err, want)
+		}
+	}
+	for _, raw := range []string{"https://idp.example", "https://idp.example/", "https://idp.example/Realms/A/", "https://idp.example:8443", "http://127.0.0.1:8080/t", "https://[::1]:8443/"} {
+		if err := (Config{Issuers: []IssuerConfig{{Issuer: raw}}}).Validate(); err != nil && strings.Contains(err.Error(), "issuers[") {
+			t.Errorf("issuer %q refused: %v", raw, err)
 		}
 	}
 }

@@ -83,7 +83,7 @@ func TestKeysReadyNamesEveryBrokenIssuer(t *testing.T) {
 	t.Cleanup(docs.Close)
 	broken := map[string]string{
 		good.URL() + "/typo":     FetchHTTPStatus,     // a wrong path: discovery answers 404
-		good.URL() + "/":         FetchIssuerMismatch, // the document names the URL without the slash
+		docs.URL + "/other":      FetchIssuerMismatch, // the document names another issuer
 		closedURL(t):             FetchConnect,
 		"https://issuer.invalid": FetchDNS,
 		tlsSrv.URL:               FetchTLS, // a certificate nobody trusts
