@@ -229,12 +229,12 @@ func TestBackendAsksReadAsClientsRead(t *testing.T) {
 		{"params spelt another way", `{"k":{"method":"elicitation/create","params":{` + form + `},"Params":{"mode":"url"}}}`, `{"elicitation":{}}`, -32010, "spells params"},
 		{"includeContext spelt another way", `{"k":{"method":"sampling/createMessage","params":{` + msgs + `,"include_context":"allServers"}}}`, `{"sampling":{}}`, -32010, "spells includeContext"},
 		{"tools spelt another way", `{"k":{"method":"sampling/createMessage","params":{` + msgs + `,"Tools":[{"name":"x","inputSchema":{"type":"object"}}]}}}`, `{"sampling":{}}`, -32010, "spells tools"},
-		{"mode escaped", `{"k":{"method":"elicitation/create","params":{"mod\u0065":"url",` + form + `}}}`, `{"elicitation":{}}`, -32021, "elicitation.url"},
-		{"url escaped", `{"k":{"method":"elicitation/create","params":{"mode":"\u0075rl",` + form + `}}}`, `{"elicitation":{"form":{}}}`, -32021, "elicitation.url"},
+		{"mode escaped", `{"k":{"method":"elicitation/create","params":{"mod\u0065":"url","url":"https://example.com",` + form + `}}}`, `{"elicitation":{}}`, -32021, "elicitation.url"},
+		{"url escaped", `{"k":{"method":"elicitation/create","params":{"mode":"\u0075rl","url":"https://example.com",` + form + `}}}`, `{"elicitation":{"form":{}}}`, -32021, "elicitation.url"},
 		{"method escaped", `{"k":{"method":"roots\/list"}}`, `{"elicitation":{}}`, -32021, "roots"},
 		{"several, one undeclared", `{"a":{"method":"elicitation/create","params":{` + form + `}},"b":{"method":"roots/list"},"c":{"method":"sampling/createMessage","params":{` + msgs + `}}}`,
 			`{"elicitation":{},"roots":{}}`, -32021, "sampling"},
-		{"several, none declared", `{"a":{"method":"elicitation/create","params":{"mode":"url",` + form + `}},"b":{"method":"roots/list"}}`,
+		{"several, none declared", `{"a":{"method":"elicitation/create","params":{"mode":"url","url":"https://example.com",` + form + `}},"b":{"method":"roots/list"}}`,
 			`{"elicitation":{"form":{}}}`, -32021, "elicitation.url roots"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -307,4 +307,45 @@ func dataOf(e *sdkjsonrpc.Error) string {
 		return ""
 	}
 	return string(e.Data)
+}
+
+// TestBackendURLElicitationOnlyToAWebPage: a backend's URL-mode elicitation reaches a client
+// only when its url is an absolute http(s) URL with a host and no user information: the client
+// opens it in a browser, where a javascript: or data: URL runs script of the backend's, a
+// file: URL opens the user's own files, and a user part or a backslash shows one host and
+// goes to another; none of those is a host the guardrails' link allowlist is read against.
+// Anything else, and a url that is missing or not a string, is an invalid result (-32010,
+// 502) that names no part of the url, and nothing of the round reaches the client. The
+// pre-2026 edge reads the entries the same way (era.InputRequests).
+func TestBackendURLElicitationOnlyToAWebPage(t *testing.T) {
+	b := &askBackend{}
+	url := askGateway(t, Config{}, b)
+	caps := `{"elicitation":{"url":{}}}`
+	entry := func(u string) string {
+		return `{"k":{"method":"elicitation/create","params":{"mode":"url","message":"m"` + u + `}}}`
+	}
+	for _, bad := range []string{
+		``, `,"url":null`, `,"url":1`, `,"url":{"href":"https://example.com"}`, `,"url":""`,
+		`,"url":"javascript:alert(1)"`, `,"url":"JavaScript:alert(document.cookie)//https://example.com"`,
+		`,"url":"data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg=="`, `,"url":"vbscript:msgbox(1)"`,
+		`,"url":"file:///etc/passwd"`, `,"url":"ftp://example.com/x"`, `,"url":"/relative/path"`, `,"url":"//example.com/x"`,
+		`,"url":"https://user:secret-pw@example.com/"`, `,"url":"https://example.com@attacker.test/"`,
+		`,"url":"https:\\\\attacker.test"`, `,"url":"https://example.com\\@attacker.test"`, `,"url":"https:/attacker.test"`,
+		`,"url":"https:attacker.test"`, `,"url":"https://"`, `,"url":"https://exa mple.com/"`, `,"url":"https://example.com/\tx"`,
+	} {
+		b.set(`{"resultType":"input_required","inputRequests":` + entry(bad) + `,"requestState":"backend-state"}`)
+		r := askCalls[0].post(t, url, caps)
+		if r.Status != http.StatusBadGateway || r.RPC.Error == nil || r.RPC.Error.Code != -32010 ||
+			!strings.Contains(r.RPC.Error.Message, "url") || strings.Contains(string(r.Body), "backend-state") ||
+			strings.Contains(string(r.Body), "attacker") || strings.Contains(string(r.Body), "secret-pw") {
+			t.Errorf("url member %s: %d %s, want 502 -32010 naming the url, and nothing of the round", bad, r.Status, r.Body)
+		}
+	}
+	for _, good := range []string{`https://example.com/login?x=1#y`, `HTTPS://Example.COM`, `http://127.0.0.1:8080/approve`, `https://[::1]:8443/`} {
+		b.set(`{"resultType":"input_required","inputRequests":` + entry(`,"url":"`+good+`"`) + `,"requestState":"backend-state"}`)
+		r := askCalls[0].post(t, url, caps)
+		if r.Status != http.StatusOK || r.RPC.Error != nil || !strings.Contains(string(r.RPC.Result), good) {
+			t.Errorf("url %s: %d %s, want the round relayed", good, r.Status, r.Body)
+		}
+	}
 }

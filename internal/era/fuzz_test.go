@@ -11,7 +11,7 @@ import (
 // translations never panic, and what they accept they turn into valid JSON.
 func FuzzLegacyClient(f *testing.F) {
 	for _, s := range []string{
-		`{"k":{"method":"elicitation/create","params":{"mode":"url","message":"m","url":"u"}}}`,
+		`{"k":{"method":"elicitation/create","params":{"mode":"url","message":"m","url":"https://u.example/"}}}`,
 		`{"k":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1,"tools":[]}},"r":{"method":"roots/list"}}`,
 		`{"content":[{"type":"text","text":"1"}],"structuredContent":[1],"resultType":"complete"}`,
 		`{"tools":[{"name":"a","outputSchema":{"type":"array"}}],"ttlMs":1}`,

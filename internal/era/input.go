@@ -3,6 +3,7 @@ package era
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -184,6 +185,7 @@ func spelledOtherwise(obj []byte, names [][]byte) error {
 func elicitation(r InputRequest, version string, params []byte) (InputRequest, error) {
 	mode := "form"
 	hasID := false
+	var link []byte
 	var err error
 	_ = jsonrpc.Members(params, func(k, v []byte) error {
 		switch string(k) {
@@ -193,6 +195,8 @@ func elicitation(r InputRequest, version string, params []byte) (InputRequest, e
 			}
 		case "elicitationId":
 			hasID = true
+		case "url":
+			link = v
 		}
 		return nil
 	})
@@ -204,6 +208,9 @@ func elicitation(r InputRequest, version string, params []byte) (InputRequest, e
 		keepMode = version == V20251125
 	case "url":
 		r.Capability = CapElicitationURL
+		if err := webPage(link); err != nil {
+			return r, err
+		}
 		if !hasID {
 			add = jsonrpc.AppendString([]byte(`"elicitationId":`), r.Key)
 		}
@@ -215,6 +222,32 @@ func elicitation(r InputRequest, version string, params []byte) (InputRequest, e
 		r.Params = InsertMembers(r.Params, add)
 	}
 	return r, err
+}
+
+// webPage refuses the url member of a URL-mode elicitation (raw JSON, nil when absent) unless
+// it is a string holding an absolute http or https URL with a host and no user information,
+// with no space, control character or backslash in it. The client opens it in a browser: a
+// javascript: or data: URL runs the backend's script there, a file: URL opens the user's own
+// files, and a user part or a backslash (which a browser reads as a slash, and a parser may
+// not) shows one host and goes to another; none of them is a host the guardrails' link
+// allowlist is read against. The error names no part of the url, which may carry a secret.
+func webPage(raw []byte) error {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return fmt.Errorf("URL-mode elicitation without a url string")
+	}
+	if strings.ContainsFunc(s, func(c rune) bool { return c <= ' ' || c == 0x7f || c == '\\' }) {
+		return fmt.Errorf("URL-mode elicitation url holds a space, control character or backslash")
+	}
+	u, err := url.Parse(s)
+	if err != nil || (!strings.EqualFold(u.Scheme, "https") && !strings.EqualFold(u.Scheme, "http")) ||
+		u.Opaque != "" || u.Hostname() == "" {
+		return fmt.Errorf("URL-mode elicitation url is not an absolute http(s) URL with a host")
+	}
+	if u.User != nil {
+		return fmt.Errorf("URL-mode elicitation url holds user information")
+	}
+	return nil
 }
 
 // withoutProtocolMeta copies the object obj keeping the members keep keeps (all when nil),

@@ -61,8 +61,8 @@ func TestInputRequests(t *testing.T) {
 	}
 	capTests := []struct{ entry, capability, params string }{
 		{`{"method":"elicitation/create","params":{"message":"m","requestedSchema":{}}}`, CapElicitationForm, `{"message":"m","requestedSchema":{}}`},
-		{`{"method":"elicitation/create","params":{"mode":"url","url":"u","message":"m","elicitationId":"e1"}}`, CapElicitationURL,
-			`{"mode":"url","url":"u","message":"m","elicitationId":"e1"}`},
+		{`{"method":"elicitation/create","params":{"mode":"url","url":"https://u.example","message":"m","elicitationId":"e1"}}`, CapElicitationURL,
+			`{"mode":"url","url":"https://u.example","message":"m","elicitationId":"e1"}`},
 		{`{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1,"tools":[]}}`, CapSamplingTools, ``},
 		{`{"method":"sampling/createMessage","params":{"includeContext":"thisServer","tools":[],"messages":[],"maxTokens":1}}`, CapSamplingToolsContext, ``},
 		{`{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1,"includeContext":"allServers"}}`, CapSamplingContext, ``},
@@ -90,6 +90,14 @@ func TestInputRequests(t *testing.T) {
 		{V20251125, `{"k":{"method":"sampling/createMessage","params":[1]}}`},
 		{V20251125, `{"k":{"method":"elicitation/create","params":{"mode":"telepathy","message":"m"}}}`},
 		{V20251125, `{"k":{"method":"elicitation/create","params":{"mode":1,"message":"m"}}}`},
+		// A URL-mode elicitation's url is a web page without user information.
+		{V20251125, `{"k":{"method":"elicitation/create","params":{"mode":"url","message":"m"}}}`},
+		{V20251125, `{"k":{"method":"elicitation/create","params":{"mode":"url","message":"m","url":["https://example.com"]}}}`},
+		{V20251125, `{"k":{"method":"elicitation/create","params":{"mode":"url","message":"m","url":"javascript:alert(1)"}}}`},
+		{V20250618, `{"k":{"method":"elicitation/create","params":{"mode":"url","message":"m","url":"data:text/html,x"}}}`},
+		{V20251125, `{"k":{"method":"elicitation/create","params":{"mode":"url","message":"m","url":"https://a:b@example.com"}}}`},
+		{V20251125, `{"k":{"method":"elicitation/create","params":{"mode":"url","message":"m","url":"https://example.com\\@evil.test"}}}`},
+		{V20251125, `{"k":{"method":"elicitation/create","params":{"mode":"url","message":"m","url":"https:\u002f\u002fevil.test\u0000"}}}`},
 		{V20251125, `{"k":{"method":"roots/list"},"k":{"method":"roots/list"}}`},
 		{V20251125, `{"k":{"method":"roots/list"}`},
 		{V20260728, `{"k":{"method":"roots/list"}}`},

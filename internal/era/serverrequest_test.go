@@ -53,6 +53,10 @@ func TestServerRequest(t *testing.T) {
 		{"elicitation without params", V20251125, MethodElicitationCreate, ``},
 		{"unknown mode", V20251125, MethodElicitationCreate, `{"mode":"telepathy","message":"?"}`},
 		{"invalid JSON", V20251125, MethodSamplingCreate, `{"messages":`},
+		{"url mode to a script", V20251125, MethodElicitationCreate, `{"mode":"url","message":"m","url":"javascript:alert(1)","elicitationId":"e1"}`},
+		{"url mode to a file", V20251125, MethodElicitationCreate, `{"mode":"url","message":"m","url":"file:///etc/passwd","elicitationId":"e1"}`},
+		{"url mode with a user part", V20251125, MethodElicitationCreate, `{"mode":"url","message":"m","url":"https://idp.example@evil.test/","elicitationId":"e1"}`},
+		{"url mode without a url", V20251125, MethodElicitationCreate, `{"mode":"url","message":"m","elicitationId":"e1"}`},
 	}
 	for _, tt := range bad {
 		t.Run(tt.name, func(t *testing.T) {
