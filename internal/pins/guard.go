@@ -103,7 +103,7 @@ type manifestRef struct {
 type manifestState struct {
 	m       *Manifest
 	readAt  time.Time
-	index   *shadowIndex // tools and prompts only (shadowKind)
+	index   *shadowIndex // tools and prompts only (ShadowKind)
 	failing bool         // the last read failed (logged once per outage)
 }
 
@@ -156,10 +156,11 @@ func (g *Guard) Enabled(backend string) bool {
 	return g != nil && g.cfg.ModeFor(backend) != ModeOff
 }
 
-// JudgesShadows reports whether backend's tools are compared with the pinned tools of the other
-// backends although its own definitions are not checked: its pinning is off while another
-// backend's is on. A copy of a pinned tool is held whoever lists it, and a backend that cannot
-// be pinned (per-user OAuth, token exchange) is no less likely to list one.
+// JudgesShadows reports whether backend's tools and prompts (ShadowKind) are compared with the
+// pinned ones of the other backends although its own definitions are not checked: its pinning
+// is off while another backend's is on. A copy of a pinned tool or prompt is held whoever lists
+// it, and a backend that cannot be pinned (per-user OAuth, token exchange) is no less likely to
+// list one.
 func (g *Guard) JudgesShadows(backend string) bool {
 	if g == nil || g.Enabled(backend) {
 		return false
@@ -172,18 +173,18 @@ func (g *Guard) JudgesShadows(backend string) bool {
 	return false
 }
 
-// checkShadows judges the tools of a backend whose pinning is off (JudgesShadows) on
-// shadowing alone: a tool that nearly duplicates a pinned tool of another backend is
-// ClassShadows, with the action the configuration gives that class for this backend; every
-// other tool gets the zero verdict, as a backend that is not pinned does, and so does an item
+// checkShadows judges the tools or prompts (kind) of a backend whose pinning is off
+// (JudgesShadows) on shadowing alone: an item that nearly duplicates a pinned one of another
+// backend is ClassShadows, with the action the configuration gives that class for this
+// backend; every other item gets the zero verdict, as a backend that is not pinned does, and so does an item
 // that cannot be fingerprinted (this backend's definitions are served as listed). A name
 // listed twice takes the stronger of its verdicts.
-func (g *Guard) checkShadows(ctx context.Context, backend string, items []Listed) map[string]Verdict {
+func (g *Guard) checkShadows(ctx context.Context, backend string, kind Kind, items []Listed) map[string]Verdict {
 	out := make(map[string]Verdict, len(items))
 	for _, it := range items {
 		var v Verdict
 		if it.Def != nil {
-			if r, ok := g.shadowed(ctx, backend, KindTool, it.Def); ok {
+			if r, ok := g.shadowed(ctx, backend, kind, it.Def); ok {
 				v = Verdict{Classes: Set(0).Add(ClassShadows), Shadows: &r, Current: it.Def.Fingerprint}
 				v.Action, _ = g.cfg.ActionFor(backend, v.Classes)
 			}
@@ -193,7 +194,7 @@ func (g *Guard) checkShadows(ctx context.Context, backend string, items []Listed
 		}
 		out[it.Key] = v
 	}
-	g.record(backend, KindTool, out, nil)
+	g.record(backend, kind, out, nil)
 	return out
 }
 
@@ -219,10 +220,10 @@ type Listed struct {
 // kinds this replica read before).
 func (g *Guard) CheckList(ctx context.Context, backend string, kind Kind, items []Listed) map[string]Verdict {
 	if !g.Enabled(backend) {
-		if kind != KindTool || !g.JudgesShadows(backend) {
+		if !ShadowKind(kind) || !g.JudgesShadows(backend) {
 			return nil
 		}
-		return g.checkShadows(ctx, backend, items)
+		return g.checkShadows(ctx, backend, kind, items)
 	}
 	pinned, err := g.pinsOf(ctx, backend, kind, items)
 	out := make(map[string]Verdict, len(items))
@@ -244,7 +245,7 @@ func (g *Guard) CheckList(ctx context.Context, backend string, kind Kind, items 
 			p := pinned[it.Key]
 			var extra Set
 			var shadows *Ref
-			if p == nil && shadowKind(kind) {
+			if p == nil && ShadowKind(kind) {
 				if r, ok := g.shadowed(ctx, backend, kind, it.Def); ok {
 					extra, shadows = extra.Add(ClassShadows), &r
 				}

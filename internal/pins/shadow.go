@@ -16,7 +16,7 @@ import (
 // a name that differs by a separator, the word order or one typo) can take the original's calls
 // or rank above it in a search. A tool that is not pinned is compared with the pinned tools of
 // the other pinned backends once per list fetch; a near duplicate is flagged ClassShadows,
-// naming the tool it shadows. Prompts are compared so too, with prompts only (shadowKind): a
+// naming the tool it shadows. Prompts are compared so too, with prompts only (ShadowKind): a
 // host offers them to the user as commands by their title or name, so a copy of a pinned
 // prompt takes the user's choice of it. The measure is deterministic and cheap (map lookups):
 //
@@ -45,9 +45,11 @@ const (
 	shadowOverlap  = 0.8
 )
 
-// shadowKind reports whether items of kind are compared for shadowing: tools and prompts, each
+// ShadowKind reports whether items of kind are compared for shadowing: tools and prompts, each
 // with the pinned items of its own kind only (a prompt never shadows a tool, nor the reverse).
-func shadowKind(kind Kind) bool { return kind == KindTool || kind == KindPrompt }
+// A backend whose pinning is off has its items of these kinds judged for shadowing alone
+// (Guard.JudgesShadows).
+func ShadowKind(kind Kind) bool { return kind == KindTool || kind == KindPrompt }
 
 // shadowSig is what shadowing compares of one tool or prompt.
 type shadowSig struct {

@@ -317,7 +317,7 @@ func (g *Guard) manifest(ctx context.Context, backend string, kind Kind, items [
 // holds raw (nothing when not found); wrote is false when another writer came first.
 func (g *Guard) firstContact(ctx context.Context, backend string, kind Kind, items []Listed, raw []byte, found bool, ms map[Kind]*Manifest) (bool, error) {
 	var shadows func(*Definition) bool
-	if shadowKind(kind) {
+	if ShadowKind(kind) {
 		shadows = func(d *Definition) bool { _, ok := g.shadowed(ctx, backend, kind, d); return ok }
 	}
 	m, over := FirstContact(backend, kind, items, shadows, g.cfg.maxPins(), g.cfg.maxPinBytes())
@@ -383,7 +383,7 @@ func (g *Guard) keepAll(backend string, kind Kind, ms map[Kind]*Manifest, now ti
 	defer g.mu.Unlock()
 	for _, k := range Kinds() {
 		st := &manifestState{m: ms[k], readAt: now}
-		if shadowKind(k) && st.m != nil {
+		if ShadowKind(k) && st.m != nil {
 			st.index = newShadowIndex(st.m.Pins)
 		}
 		g.tofu[manifestRef{backend, k}] = st
