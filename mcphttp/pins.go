@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/mrtr"
@@ -113,8 +114,8 @@ func (x *request) pinMethod() (method string, complete bool, err error) {
 // call policy refuses (docs/protocol.md), and a message and data that name pin drift and its
 // classes, so the user learns why and the operator what to review.
 //
-// A tool flagged as shadowing another backend's tool names that tool (shadows, namespaced) in
-// the message ("shadows:files__read") and in data.shadows.
+// A tool or prompt flagged as shadowing another backend's names that item (shadows, namespaced)
+// in the message ("shadows:files__read") and in data.shadows.
 func pinDriftError(name string, v pins.Verdict, shadows string) *Error {
 	classes := v.Classes.Classes()
 	names := make([]string, len(classes))
@@ -135,16 +136,23 @@ func pinDriftError(name string, v pins.Verdict, shadows string) *Error {
 	return &Error{Status: http.StatusForbidden, RPC: e, Outcome: outcomeDenied}
 }
 
-// shadowed is the namespaced name of the tool v says the item shadows, "" when none, and ""
-// too when x's caller could not call that tool on this endpoint (the tool set leaves it out, or
-// the policy hides it): naming it would tell the caller of a clone that a tool exists which an
-// unknown-name refusal never reveals (errUnknownName). The refusal still says shadows. A
-// function: request is at its bound of methods.
+// shadowed is the namespaced name of the tool, or prompt, v says the item shadows, "" when
+// none, and "" too when x's caller could not reach that item on this endpoint (the tool set
+// leaves it out, or the policy hides it): naming it would tell the caller of a clone that an
+// item exists which an unknown-name refusal never reveals (errUnknownName). The refusal still
+// says shadows. A function: request is at its bound of methods.
 func shadowed(x *request, v pins.Verdict) string {
 	if v.Shadows == nil {
 		return ""
 	}
 	t := upstreams.Target{Upstream: v.Shadows.Backend, Name: v.Shadows.Key}
+	if v.Shadows.Kind == pins.KindPrompt {
+		if (x.set != nil && !x.set.selects(upstreams.KindPrompt, t)) ||
+			(x.s.auth != nil && !x.s.auth.Callable(x.caller.principal, authz.KindPrompt, t.Upstream, t.Name)) {
+			return ""
+		}
+		return x.s.backends.Namespaced(upstreams.KindPrompt, t)
+	}
 	if !callableHere(x)(t) {
 		return ""
 	}

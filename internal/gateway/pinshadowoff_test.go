@@ -64,3 +64,39 @@ func TestPinShadowingByBackendNotPinned(t *testing.T) {
 		t.Errorf("tools/list with shadows: log for the backend: %v, want the copy listed", names)
 	}
 }
+
+// TestPinShadowingPromptsByBackendNotPinned: a backend whose pinning is off has its prompts
+// judged for shadowing as its tools are: a copy of another backend's pinned prompt (titled as
+// it) is hidden from prompts/list and its prompts/get refused naming the original, nothing
+// forwarded; its other prompts are served as listed. Before, only its tools were compared.
+func TestPinShadowingPromptsByBackendNotPinned(t *testing.T) {
+	files := mcptest.StartServer(t, "files", mcptest.WithoutDefaults(),
+		mcptest.WithPrompt(&mcp.Prompt{Name: "review_code", Title: "Review code", Description: "Review a change for bugs."}, noopPrompt))
+	scratch := mcptest.StartServer(t, "scratch", mcptest.WithoutDefaults(),
+		mcptest.WithPrompt(&mcp.Prompt{Name: "check_change", Title: "Review Code", Description: "Check a change."}, noopPrompt),
+		mcptest.WithPrompt(&mcp.Prompt{Name: "draft_mail", Description: "Draft an e-mail."}, noopPrompt))
+	pc := &pins.Config{LockFile: pinLock(t, files), Backends: map[string]pins.BackendConfig{"scratch": {Mode: pins.ModeOff}}}
+	p := startPinned(t, pc, nil, files, scratch)
+	names := listNames(t, p.gw, "prompts/list")
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"files__review_code", "scratch__draft_mail"}) {
+		t.Errorf("prompts/list: %v, want the copy hidden and the others served", names)
+	}
+	for _, tt := range []struct {
+		name   string
+		status int
+		want   string
+	}{{"scratch__check_change", http.StatusForbidden, "shadows:files__review_code"}, {"scratch__draft_mail", http.StatusOK, `"result"`}} {
+		status, _, body := post(t, "http://"+p.gw.MCP+"/mcp", modernHeaders("prompts/get", tt.name),
+			`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{`+elicitMeta+`,"name":"`+tt.name+`"}}`)
+		if status != tt.status || !strings.Contains(body, tt.want) {
+			t.Errorf("prompts/get %s: %d %s", tt.name, status, body)
+		}
+	}
+	if n := len(scratch.RequestsOf("prompts/get")); n != 1 {
+		t.Errorf("the backend not pinned received %d prompts/get, want only draft_mail's", n)
+	}
+	if got := driftOf(t, p.gw, "prompt", "check_change"); got != "shadows block" {
+		t.Errorf("drift of the copy: %q, want shadows block", got)
+	}
+}

@@ -21,9 +21,10 @@ const (
 	// (tampered with, or sealed under a key no longer configured). Always blocked: a call is
 	// refused as unavailable (retryable), never forwarded unverified.
 	ClassUnverified Class = "unverified"
-	// ClassShadows: a tool that is not pinned nearly duplicates a pinned tool of another
-	// backend, by name or description (Shadows): a clone that could take the original's calls
-	// or rank above it in search. The verdict names the tool it shadows.
+	// ClassShadows: a tool or prompt that is not pinned nearly duplicates a pinned one of its
+	// kind of another backend, by name, shown name or description (Shadows): a clone that could
+	// take the original's calls or the user's choice, or rank above it in search. The verdict
+	// names the item it shadows.
 	ClassShadows Class = "shadows"
 	// ClassInvisible: the current definition contains invisible or bidirectional code points
 	// (see Scan). Reported whatever the pin says: pinning such a definition does not make it

@@ -38,7 +38,8 @@ type Verdict struct {
 	// Pinned and Current are the fingerprints ("" when there is no pin, or no current
 	// definition).
 	Pinned, Current string
-	// Shadows is the tool of another backend this one nearly duplicates (ClassShadows).
+	// Shadows is the tool, or prompt, of another backend this one nearly duplicates
+	// (ClassShadows).
 	Shadows *Ref
 }
 
@@ -83,8 +84,8 @@ type Guard struct {
 	onDrift  func(string, Class, Action)
 	now      func() time.Time
 	backends []string // sorted
-	// lockIndex are the lockfile backends' pinned tools, for shadowing.
-	lockIndex map[string]*shadowIndex
+	// lockIndex are the lockfile backends' pinned tools and prompts, for shadowing.
+	lockIndex map[manifestRef]*shadowIndex
 
 	mu sync.Mutex
 	// tofu caches the manifests read from or written to the store.
@@ -102,7 +103,7 @@ type manifestRef struct {
 type manifestState struct {
 	m       *Manifest
 	readAt  time.Time
-	index   *shadowIndex // tools only
+	index   *shadowIndex // tools and prompts only (ShadowKind)
 	failing bool         // the last read failed (logged once per outage)
 }
 
@@ -132,7 +133,7 @@ func NewGuard(o GuardOptions) (*Guard, error) {
 		return nil, errors.Join(errs...)
 	}
 	g := &Guard{cfg: o.Config, lock: o.Lock, store: o.Store, sealer: o.Sealer, log: o.Logger, onDrift: o.OnDrift, now: o.Now,
-		backends: slices.Sorted(slices.Values(o.Backends)), lockIndex: map[string]*shadowIndex{},
+		backends: slices.Sorted(slices.Values(o.Backends)), lockIndex: map[manifestRef]*shadowIndex{},
 		tofu: map[manifestRef]*manifestState{}, drift: map[string]*backendDrift{}}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
@@ -142,7 +143,9 @@ func NewGuard(o GuardOptions) (*Guard, error) {
 	}
 	for _, b := range g.backends {
 		if g.cfg.ModeFor(b) == ModeLockfile {
-			g.lockIndex[b] = newShadowIndex(g.lock.Backends[b].Items[KindTool])
+			for _, kind := range []Kind{KindTool, KindPrompt} {
+				g.lockIndex[manifestRef{b, kind}] = newShadowIndex(g.lock.Backends[b].Items[kind])
+			}
 		}
 	}
 	return g, nil
@@ -153,10 +156,11 @@ func (g *Guard) Enabled(backend string) bool {
 	return g != nil && g.cfg.ModeFor(backend) != ModeOff
 }
 
-// JudgesShadows reports whether backend's tools are compared with the pinned tools of the other
-// backends although its own definitions are not checked: its pinning is off while another
-// backend's is on. A copy of a pinned tool is held whoever lists it, and a backend that cannot
-// be pinned (per-user OAuth, token exchange) is no less likely to list one.
+// JudgesShadows reports whether backend's tools and prompts (ShadowKind) are compared with the
+// pinned ones of the other backends although its own definitions are not checked: its pinning
+// is off while another backend's is on. A copy of a pinned tool or prompt is held whoever lists
+// it, and a backend that cannot be pinned (per-user OAuth, token exchange) is no less likely to
+// list one.
 func (g *Guard) JudgesShadows(backend string) bool {
 	if g == nil || g.Enabled(backend) {
 		return false
@@ -169,18 +173,18 @@ func (g *Guard) JudgesShadows(backend string) bool {
 	return false
 }
 
-// checkShadows judges the tools of a backend whose pinning is off (JudgesShadows) on
-// shadowing alone: a tool that nearly duplicates a pinned tool of another backend is
-// ClassShadows, with the action the configuration gives that class for this backend; every
-// other tool gets the zero verdict, as a backend that is not pinned does, and so does an item
+// checkShadows judges the tools or prompts (kind) of a backend whose pinning is off
+// (JudgesShadows) on shadowing alone: an item that nearly duplicates a pinned one of another
+// backend is ClassShadows, with the action the configuration gives that class for this
+// backend; every other item gets the zero verdict, as a backend that is not pinned does, and so does an item
 // that cannot be fingerprinted (this backend's definitions are served as listed). A name
 // listed twice takes the stronger of its verdicts.
-func (g *Guard) checkShadows(ctx context.Context, backend string, items []Listed) map[string]Verdict {
+func (g *Guard) checkShadows(ctx context.Context, backend string, kind Kind, items []Listed) map[string]Verdict {
 	out := make(map[string]Verdict, len(items))
 	for _, it := range items {
 		var v Verdict
 		if it.Def != nil {
-			if r, ok := g.shadowed(ctx, backend, it.Def); ok {
+			if r, ok := g.shadowed(ctx, backend, kind, it.Def); ok {
 				v = Verdict{Classes: Set(0).Add(ClassShadows), Shadows: &r, Current: it.Def.Fingerprint}
 				v.Action, _ = g.cfg.ActionFor(backend, v.Classes)
 			}
@@ -190,7 +194,7 @@ func (g *Guard) checkShadows(ctx context.Context, backend string, items []Listed
 		}
 		out[it.Key] = v
 	}
-	g.record(backend, KindTool, out, nil)
+	g.record(backend, kind, out, nil)
 	return out
 }
 
@@ -205,8 +209,9 @@ type Listed struct {
 // CheckList compares one complete list of backend (tools, prompts or resource templates) with
 // the pins and returns the verdict of every listed item by key. Items not listed that are
 // pinned are recorded as removed (their pin stays). An item that cannot be fingerprinted, or
-// a key listed twice, is blocked: what it is cannot be told. A tool that is not pinned and
-// nearly duplicates a pinned tool of another backend is flagged ClassShadows.
+// a key listed twice, is blocked: what it is cannot be told. A tool or prompt that is not
+// pinned and nearly duplicates a pinned one of its kind of another backend is flagged
+// ClassShadows.
 //
 // In tofu mode the first list of a backend pins its items (first contact); later items are
 // new. When the pins cannot be read (the store does not answer and this replica has not read
@@ -215,10 +220,10 @@ type Listed struct {
 // kinds this replica read before).
 func (g *Guard) CheckList(ctx context.Context, backend string, kind Kind, items []Listed) map[string]Verdict {
 	if !g.Enabled(backend) {
-		if kind != KindTool || !g.JudgesShadows(backend) {
+		if !ShadowKind(kind) || !g.JudgesShadows(backend) {
 			return nil
 		}
-		return g.checkShadows(ctx, backend, items)
+		return g.checkShadows(ctx, backend, kind, items)
 	}
 	pinned, err := g.pinsOf(ctx, backend, kind, items)
 	out := make(map[string]Verdict, len(items))
@@ -240,8 +245,8 @@ func (g *Guard) CheckList(ctx context.Context, backend string, kind Kind, items 
 			p := pinned[it.Key]
 			var extra Set
 			var shadows *Ref
-			if p == nil && kind == KindTool {
-				if r, ok := g.shadowed(ctx, backend, it.Def); ok {
+			if p == nil && ShadowKind(kind) {
+				if r, ok := g.shadowed(ctx, backend, kind, it.Def); ok {
 					extra, shadows = extra.Add(ClassShadows), &r
 				}
 			}
@@ -361,19 +366,19 @@ func (g *Guard) pinsOf(ctx context.Context, backend string, kind Kind, items []L
 	return st.m.Pins, nil
 }
 
-// shadowed returns the pinned tool of another pinned backend that d nearly duplicates: of the
-// backends in name order, the first one's least matching tool.
-func (g *Guard) shadowed(ctx context.Context, backend string, d *Definition) (Ref, bool) {
-	sig := toolSig(d)
+// shadowed returns the pinned item of kind (a tool or a prompt) of another pinned backend that
+// d nearly duplicates: of the backends in name order, the first one's least matching item.
+func (g *Guard) shadowed(ctx context.Context, backend string, kind Kind, d *Definition) (Ref, bool) {
+	sig := itemSig(d)
 	for _, other := range g.backends {
 		if other == backend || !g.Enabled(other) {
 			continue
 		}
-		idx := g.lockIndex[other]
+		idx := g.lockIndex[manifestRef{other, kind}]
 		if g.cfg.ModeFor(other) == ModeTOFU {
 			// Another backend's manifest, read (never written) here: a backend whose first
-			// contact has not happened has no pinned tools to shadow.
-			if st, err := g.manifest(ctx, other, KindTool, nil, false); err == nil {
+			// contact has not happened has no pinned items to shadow.
+			if st, err := g.manifest(ctx, other, kind, nil, false); err == nil {
 				idx = st.index
 			}
 		}
@@ -381,7 +386,7 @@ func (g *Guard) shadowed(ctx context.Context, backend string, d *Definition) (Re
 			continue
 		}
 		if key, ok := idx.match(sig); ok {
-			return Ref{Backend: other, Kind: KindTool, Key: key}, true
+			return Ref{Backend: other, Kind: kind, Key: key}, true
 		}
 	}
 	return Ref{}, false

@@ -17,7 +17,7 @@ func shadowsIn(t *testing.T, tools []string, name string) string {
 	for _, n := range tools {
 		pinned[n] = def(t, KindTool, `{"name":`+mustJSON(n)+`,"description":""}`)
 	}
-	key, ok := newShadowIndex(pinned).match(toolSig(def(t, KindTool, `{"name":`+mustJSON(name)+`,"description":""}`)))
+	key, ok := newShadowIndex(pinned).match(itemSig(def(t, KindTool, `{"name":`+mustJSON(name)+`,"description":""}`)))
 	if !ok {
 		return ""
 	}

@@ -16,7 +16,9 @@ import (
 // a name that differs by a separator, the word order or one typo) can take the original's calls
 // or rank above it in a search. A tool that is not pinned is compared with the pinned tools of
 // the other pinned backends once per list fetch; a near duplicate is flagged ClassShadows,
-// naming the tool it shadows. The measure is deterministic and cheap (map lookups):
+// naming the tool it shadows. Prompts are compared so too, with prompts only (ShadowKind): a
+// host offers them to the user as commands by their title or name, so a copy of a pinned
+// prompt takes the user's choice of it. The measure is deterministic and cheap (map lookups):
 //
 //   - both are read as a model reads them, not by their code points: compatibility forms
 //     (fullwidth and mathematical letters, ligatures) normalised (NFKC) and case folded
@@ -43,7 +45,13 @@ const (
 	shadowOverlap  = 0.8
 )
 
-// shadowSig is what shadowing compares of one tool.
+// ShadowKind reports whether items of kind are compared for shadowing: tools and prompts, each
+// with the pinned items of its own kind only (a prompt never shadows a tool, nor the reverse).
+// A backend whose pinning is off has its items of these kinds judged for shadowing alone
+// (Guard.JudgesShadows).
+func ShadowKind(kind Kind) bool { return kind == KindTool || kind == KindPrompt }
+
+// shadowSig is what shadowing compares of one tool or prompt.
 type shadowSig struct {
 	tokens  string   // name tokens, sorted, joined with spaces
 	joined  string   // name tokens in order, concatenated
@@ -51,7 +59,7 @@ type shadowSig struct {
 	bigrams []string // description word bigrams, distinct
 }
 
-func toolSig(d *Definition) shadowSig {
+func itemSig(d *Definition) shadowSig {
 	obj, _ := d.Value.(map[string]any)
 	desc, _ := obj["description"].(string)
 	// The joined name is read as a whole: "c1ose" is the words c, 1, ose, and reads as close.
@@ -63,7 +71,7 @@ func toolSig(d *Definition) shadowSig {
 // shownName is the name a host shows a tool by, in its tool list and when it asks the user to
 // confirm a call: its title, else the title in its annotations, else its name
 // (https://modelcontextprotocol.io/specification/2026-07-28/server/tools, display name
-// precedence).
+// precedence). A prompt, which has no annotations, is shown by its title, else its name.
 func shownName(d *Definition, obj map[string]any) string {
 	if title, _ := obj["title"].(string); title != "" {
 		return title
@@ -209,7 +217,7 @@ func oneDeletion(s string) []string {
 	return out
 }
 
-// shadowIndex holds the signatures of one backend's pinned tools for lookups.
+// shadowIndex holds the signatures of one backend's pinned tools, or prompts, for lookups.
 type shadowIndex struct {
 	byTokens  map[string][]string        // sorted name tokens → tool keys
 	byVariant map[string][]string        // joined name or a one-deletion variant → tool keys
@@ -223,7 +231,7 @@ func newShadowIndex(tools map[string]*Definition) *shadowIndex {
 	x := &shadowIndex{byTokens: map[string][]string{}, byVariant: map[string][]string{}, byJoined: map[string][]string{},
 		byShown: map[string][]string{}, byBigram: map[string][]string{}, bigrams: map[string]map[string]bool{}}
 	for key, d := range tools {
-		sig := toolSig(d)
+		sig := itemSig(d)
 		if sig.tokens != "" {
 			x.byTokens[sig.tokens] = append(x.byTokens[sig.tokens], key)
 		}
@@ -250,7 +258,7 @@ func newShadowIndex(tools map[string]*Definition) *shadowIndex {
 	return x
 }
 
-// match returns the least key (in sort order) of a tool the signature nearly duplicates, and
+// match returns the least key (in sort order) of an item the signature nearly duplicates, and
 // whether there is one.
 func (x *shadowIndex) match(sig shadowSig) (string, bool) {
 	var found []string
@@ -284,22 +292,24 @@ func (x *shadowIndex) match(sig shadowSig) (string, bool) {
 	return found[0], true
 }
 
-// Shadowing lists, for a reviewer of a lock file, each pair of tools of two backends that
-// nearly duplicate each other by the measure above, once per pair, sorted: pinning both
-// approves both, so 'gateway pins write' warns about them.
+// Shadowing lists, for a reviewer of a lock file, each pair of tools, and of prompts, of two
+// backends that nearly duplicate each other by the measure above, once per pair, sorted by kind
+// then backend: pinning both approves both, so 'gateway pins write' warns about them.
 func (l *Lock) Shadowing() []string {
 	names := l.Names()
-	index := make(map[string]*shadowIndex, len(names))
-	for _, n := range names {
-		index[n] = newShadowIndex(l.Backends[n].Items[KindTool])
-	}
 	var out []string
-	for i, b := range names {
-		for _, key := range l.Backends[b].Keys(KindTool) {
-			sig := toolSig(l.Backends[b].Get(KindTool, key))
-			for _, o := range names[i+1:] {
-				if match, ok := index[o].match(sig); ok {
-					out = append(out, fmt.Sprintf("%s tool %s nearly duplicates %s tool %s", yamlQuote(b), yamlQuote(key), yamlQuote(o), yamlQuote(match)))
+	for _, kind := range []Kind{KindTool, KindPrompt} {
+		index := make(map[string]*shadowIndex, len(names))
+		for _, n := range names {
+			index[n] = newShadowIndex(l.Backends[n].Items[kind])
+		}
+		for i, b := range names {
+			for _, key := range l.Backends[b].Keys(kind) {
+				sig := itemSig(l.Backends[b].Get(kind, key))
+				for _, o := range names[i+1:] {
+					if match, ok := index[o].match(sig); ok {
+						out = append(out, fmt.Sprintf("%s %s %s nearly duplicates %s %s %s", yamlQuote(b), kind, yamlQuote(key), yamlQuote(o), kind, yamlQuote(match)))
+					}
 				}
 			}
 		}

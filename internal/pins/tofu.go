@@ -226,8 +226,8 @@ func ReadManifests(ctx context.Context, get func(context.Context, string) ([]byt
 }
 
 // FirstContact is the manifest first contact with a list pins: every item that was
-// fingerprinted and is listed once, except the tools shadows says nearly duplicate another
-// backend's, in key order while they fit in maxPins items and maxBytes of canonical text.
+// fingerprinted and is listed once, except the tools and prompts shadows says nearly duplicate
+// another backend's, in key order while they fit in maxPins items and maxBytes of canonical text.
 // The second result lists the keys left out for the bounds.
 func FirstContact(backend string, kind Kind, items []Listed, shadows func(*Definition) bool, maxPins, maxBytes int) (*Manifest, []string) {
 	count := make(map[string]int, len(items))
@@ -317,8 +317,8 @@ func (g *Guard) manifest(ctx context.Context, backend string, kind Kind, items [
 // holds raw (nothing when not found); wrote is false when another writer came first.
 func (g *Guard) firstContact(ctx context.Context, backend string, kind Kind, items []Listed, raw []byte, found bool, ms map[Kind]*Manifest) (bool, error) {
 	var shadows func(*Definition) bool
-	if kind == KindTool {
-		shadows = func(d *Definition) bool { _, ok := g.shadowed(ctx, backend, d); return ok }
+	if ShadowKind(kind) {
+		shadows = func(d *Definition) bool { _, ok := g.shadowed(ctx, backend, kind, d); return ok }
 	}
 	m, over := FirstContact(backend, kind, items, shadows, g.cfg.maxPins(), g.cfg.maxPinBytes())
 	next := maps.Clone(ms)
@@ -383,7 +383,7 @@ func (g *Guard) keepAll(backend string, kind Kind, ms map[Kind]*Manifest, now ti
 	defer g.mu.Unlock()
 	for _, k := range Kinds() {
 		st := &manifestState{m: ms[k], readAt: now}
-		if k == KindTool && st.m != nil {
+		if ShadowKind(k) && st.m != nil {
 			st.index = newShadowIndex(st.m.Pins)
 		}
 		g.tofu[manifestRef{backend, k}] = st

@@ -172,7 +172,7 @@ type part struct {
 	// pinKind and pinDefs gather the definitions while the list is read, for checkPins.
 	pinKind pins.Kind
 	pinDefs []pins.Listed
-	// shadowsOnly: the backend is not pinned, and its tools are judged for shadowing alone
+	// shadowsOnly: the backend is not pinned, and its tools or prompts are judged for shadowing alone
 	// (pins.Guard.JudgesShadows): served as listed, never reduced to what a pin covers.
 	shadowsOnly bool
 	// spellings are, for a resources or templates list, the URIs its backend listed under

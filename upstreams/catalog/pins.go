@@ -31,14 +31,15 @@ var pinKinds = map[byte]pins.Kind{1: pins.KindTool, 2: pins.KindPrompt, 3: pins.
 const pinVerdictBytes = 160
 
 // collectPins makes p gather its items' definitions for the pin check, when b is pinned, or
-// when b's pinning is off and its tools are judged for shadowing alone (pins.Guard.JudgesShadows).
+// when b's pinning is off and its tools and prompts are judged for shadowing alone
+// (pins.Guard.JudgesShadows).
 func (c *Catalog) collectPins(b *backend.Backend, spec listSpec, p *part) {
 	kind, ok := pinKinds[spec.index]
 	switch {
 	case !ok:
 	case c.pins.Enabled(b.Name()):
 		p.pinKind = kind
-	case kind == pins.KindTool && c.pins.JudgesShadows(b.Name()):
+	case pins.ShadowKind(kind) && c.pins.JudgesShadows(b.Name()):
 		p.pinKind, p.shadowsOnly = kind, true
 	}
 }
@@ -163,7 +164,7 @@ func (c *Catalog) UIReadPin(upstream, uri string) *pins.UIReadPin {
 // removed when pinned, new when not. Other methods, and backends that are not pinned, get the zero verdict.
 func (c *Catalog) PinVerdict(ctx context.Context, q *PinQuery, method string, target names.Target) (pins.Verdict, error) {
 	shadowsOnly := !c.pins.Enabled(target.Upstream)
-	if shadowsOnly && (method != wire.MethodToolsCall || !c.pins.JudgesShadows(target.Upstream)) {
+	if shadowsOnly && ((method != wire.MethodToolsCall && method != wire.MethodPromptsGet) || !c.pins.JudgesShadows(target.Upstream)) {
 		return pins.Verdict{}, nil
 	}
 	var listMethod string
