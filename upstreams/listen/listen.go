@@ -80,9 +80,10 @@ func (s *subscriptions[U]) empty() bool {
 // and emits their list_changed and resources/updated notifications re-tagged with the client's
 // id (URIs in namespaced form), each only if the client subscribed to it on that backend and,
 // for resources/updated, visible allows the resource; backends' acknowledgements and anything
-// else are dropped. Backends that fail are skipped. Listen returns nil when ctx is done (the
-// client closed the stream), after emitting the graceful-end result once every backend stream
-// has ended, or after emitting the Overflow error when the client fell too far behind; it
+// else are dropped. Backends whose streams fail to start are skipped. Listen returns nil when
+// ctx is done (the client closed the stream), after emitting the graceful-end result once every
+// backend stream has ended or one that had started has (the client listens again, which opens
+// it again: it must not go on listening without it unaware), or after emitting the Overflow error when the client fell too far behind; it
 // returns emit's error if emit fails. emit is never called concurrently, and only on the
 // caller's goroutine.
 //
@@ -275,6 +276,7 @@ func (f *feed) relay(ctx context.Context, resp *http.Response) error {
 	if _, isSSE := wire.MediaType(resp.Header.Get("Content-Type")); !isSSE || resp.StatusCode/100 != 2 {
 		return wire.StatusError(b.Name(), resp.StatusCode, "listen was not answered with an event stream")
 	}
+	f.start()
 	sse := wire.NewSSEReaderSize(resp.Body, int(b.MaxBytes()), wire.SSEListenBuffer)
 	// What the stream's events hold is charged as they are read (streamBudget): an event that
 	// does not fit ends the stream, and its listens then end as when a backend ends it.

@@ -1,0 +1,50 @@
+package listen
+
+import (
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
+	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
+)
+
+// TestListenEndsWhenOneBackendStreamBreaks: a listen with streams to two backends, one of which
+// ends after it started (the backend dropped it, or answered it), ends gracefully instead of
+// going on with the other alone, its client none the wiser that it hears nothing more of the
+// first; listening again opens the first's stream again, and its notifications arrive.
+func TestListenEndsWhenOneBackendStreamBreaks(t *testing.T) {
+	for name, end := range map[string]string{
+		"dropped":  "",
+		"answered": `{"jsonrpc":"2.0","id":"L","result":{"resultType":"complete"}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			a, aURL := upstreamstest.StartListenBackend(t)
+			b, bURL := upstreamstest.StartListenBackend(t)
+			cfg := func(name, url string) backend.Config {
+				return backend.Config{Name: name, URL: url, Protocol: backend.ProtocolVersion,
+					Breaker: backend.BreakerConfig{Disabled: true}, Timeout: 5 * time.Second}
+			}
+			ls := New(newTestSource(t, cfg("a", aURL), cfg("b", bURL)))
+			bothOpen := func() bool { oa, _ := a.Counts(); ob, _ := b.Counts(); return oa == 1 && ob == 1 }
+			c := upstreamstest.ListenVia(ls, `"L"`, `{"toolsListChanged":true}`, nil)
+			c.Next(t) // the acknowledgement
+			mcptest.WaitFor(t, "both backend streams open", bothOpen)
+			a.Notify(end)
+			want := `{"jsonrpc":"2.0","id":"L","result":{"resultType":"complete","_meta":{"io.modelcontextprotocol/subscriptionId":"L"}}}`
+			if got := c.Next(t); got != want {
+				t.Fatalf("after a's stream ended the listen got %s, want its graceful end %s", got, want)
+			}
+			if err := <-c.Done; err != nil {
+				t.Fatal(err)
+			}
+			mcptest.WaitFor(t, "b's stream closed with its last listener", func() bool { ob, _ := b.Counts(); return ob == 0 })
+			again := upstreamstest.ListenVia(ls, `"L"`, `{"toolsListChanged":true}`, nil)
+			again.Next(t)
+			mcptest.WaitFor(t, "both backend streams open again", bothOpen)
+			a.Notify(upstreamstest.ToolsChanged)
+			upstreamstest.WantChanged(t, again.Next(t), `"L"`)
+			again.Stop(t)
+		})
+	}
+}
