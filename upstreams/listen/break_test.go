@@ -1,6 +1,8 @@
 package listen
 
 import (
+	"io"
+	"net/http"
 	"testing"
 	"time"
 
@@ -47,4 +49,36 @@ func TestListenEndsWhenOneBackendStreamBreaks(t *testing.T) {
 			again.Stop(t)
 		})
 	}
+}
+
+// TestListenKeepsOnWithoutABackendThatRefuses: a backend that answers the listen at once with an
+// error never took it: it is left out, and the listen goes on with the other backend rather than
+// ending every time it is opened again.
+func TestListenKeepsOnWithoutABackendThatRefuses(t *testing.T) {
+	refusing := upstreamstest.Loopback(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.Header.Get("Mcp-Method") == "server/discover" {
+			upstreamstest.WriteJSON(w, `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete",`+
+				`"capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"refusing","version":"1"}}}`)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		upstreamstest.SSEEvent(w, `{"jsonrpc":"2.0","id":`+upstreamstest.RequestID(body)+`,"error":{"code":-32602,"message":"no"}}`)
+	}))
+	b, bURL := upstreamstest.StartListenBackend(t)
+	cfg := func(name, url string) backend.Config {
+		return backend.Config{Name: name, URL: url, Protocol: backend.ProtocolVersion,
+			Breaker: backend.BreakerConfig{Disabled: true}, Timeout: 5 * time.Second}
+	}
+	ls := New(newTestSource(t, cfg("a", refusing+"/mcp"), cfg("b", bURL)))
+	c := upstreamstest.ListenVia(ls, `"L"`, `{"toolsListChanged":true}`, nil)
+	c.Next(t) // the acknowledgement
+	mcptest.WaitFor(t, "the refused stream gone, b's open", func() bool {
+		feeds, _ := ls.subscribers()
+		ob, _ := b.Counts()
+		return feeds == 1 && ob == 1
+	})
+	b.Notify(upstreamstest.ToolsChanged)
+	upstreamstest.WantChanged(t, c.Next(t), `"L"`)
+	c.Stop(t)
 }

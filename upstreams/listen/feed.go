@@ -152,9 +152,9 @@ type feed struct {
 	// streams are shared.
 	subs  map[*subscriber]*listenFilter
 	ended bool
-	// started: the backend answered the listen with its event stream (started). A stream that
-	// ends after that ends its subscribers' listens (subscriber.ended); one that never started
-	// is a backend left out of them, as one that fails is.
+	// started: the backend took the listen (start). A stream that ends after that ends its
+	// subscribers' listens (subscriber.ended); one that never started (refused, failed, or
+	// answered at once) is a backend left out of them.
 	started bool
 }
 
@@ -233,8 +233,9 @@ func (f *feed) end() {
 	close(f.done)
 }
 
-// start records that the backend answered the listen with its event stream: from now on the
-// stream's end ends its subscribers' listens.
+// start records that the backend took the listen: the first notification of a 2026-07-28
+// backend's listen stream, a pre-2026 backend's GET stream with its subscriptions made. From now
+// on the stream's end ends its subscribers' listens.
 func (f *feed) start() {
 	f.mu.Lock()
 	f.started = true

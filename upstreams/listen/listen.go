@@ -276,13 +276,12 @@ func (f *feed) relay(ctx context.Context, resp *http.Response) error {
 	if _, isSSE := wire.MediaType(resp.Header.Get("Content-Type")); !isSSE || resp.StatusCode/100 != 2 {
 		return wire.StatusError(b.Name(), resp.StatusCode, "listen was not answered with an event stream")
 	}
-	f.start()
 	sse := wire.NewSSEReaderSize(resp.Body, int(b.MaxBytes()), wire.SSEListenBuffer)
 	// What the stream's events hold is charged as they are read (streamBudget): an event that
 	// does not fit ends the stream, and its listens then end as when a backend ends it.
 	sse.Budget = f.streamBudget()
 	defer sse.Release()
-	for {
+	for started := false; ; {
 		data, err := sse.Next()
 		switch {
 		case errors.Is(err, io.EOF):
@@ -298,6 +297,12 @@ func (f *feed) relay(ctx context.Context, resp *http.Response) error {
 		}
 		if m.IsResponse() {
 			return listenAnswer(b.Name(), m, f.spec.id)
+		}
+		if !started {
+			// The backend's first notification (its acknowledgement, as a rule) starts the
+			// stream; one answered at once, with an error say, never started (feed.start).
+			started = true
+			f.start()
 		}
 		if ev, ok := eventOf(f.spec.src.Names, b.Name(), m); ok {
 			f.publish(ev)
