@@ -4,10 +4,8 @@ import (
 	"io"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
-	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
@@ -23,11 +21,7 @@ func TestListenEndsWhenOneBackendStreamBreaks(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			a, aURL := upstreamstest.StartListenBackend(t)
 			b, bURL := upstreamstest.StartListenBackend(t)
-			cfg := func(name, url string) backend.Config {
-				return backend.Config{Name: name, URL: url, Protocol: backend.ProtocolVersion,
-					Breaker: backend.BreakerConfig{Disabled: true}, Timeout: 5 * time.Second}
-			}
-			ls := New(newTestSource(t, cfg("a", aURL), cfg("b", bURL)))
+			ls := New(newTestSource(t, modernConfig("a", aURL), modernConfig("b", bURL)))
 			bothOpen := func() bool { oa, _ := a.Counts(); ob, _ := b.Counts(); return oa == 1 && ob == 1 }
 			c := upstreamstest.ListenVia(ls, `"L"`, `{"toolsListChanged":true}`, nil)
 			c.Next(t) // the acknowledgement
@@ -66,11 +60,7 @@ func TestListenKeepsOnWithoutABackendThatRefuses(t *testing.T) {
 		upstreamstest.SSEEvent(w, `{"jsonrpc":"2.0","id":`+upstreamstest.RequestID(body)+`,"error":{"code":-32602,"message":"no"}}`)
 	}))
 	b, bURL := upstreamstest.StartListenBackend(t)
-	cfg := func(name, url string) backend.Config {
-		return backend.Config{Name: name, URL: url, Protocol: backend.ProtocolVersion,
-			Breaker: backend.BreakerConfig{Disabled: true}, Timeout: 5 * time.Second}
-	}
-	ls := New(newTestSource(t, cfg("a", refusing+"/mcp"), cfg("b", bURL)))
+	ls := New(newTestSource(t, modernConfig("a", refusing+"/mcp"), modernConfig("b", bURL)))
 	c := upstreamstest.ListenVia(ls, `"L"`, `{"toolsListChanged":true}`, nil)
 	c.Next(t) // the acknowledgement
 	mcptest.WaitFor(t, "the refused stream gone, b's open", func() bool {
