@@ -152,6 +152,10 @@ type feed struct {
 	// streams are shared.
 	subs  map[*subscriber]*listenFilter
 	ended bool
+	// started: the backend took the listen (start). A stream that ends after that ends its
+	// subscribers' listens (subscriber.ended); one that never started (refused, failed, or
+	// answered at once) is a backend left out of them.
+	started bool
 }
 
 // join adds s to the stream of spec in hub, opening it if there is none; a nil hub opens a
@@ -219,14 +223,23 @@ func (f *feed) end() {
 		f.hub.mu.Unlock()
 	}
 	f.mu.Lock()
-	subs := f.subs
+	subs, started := f.subs, f.started
 	f.subs, f.ended = nil, true
 	f.mu.Unlock()
 	for s := range subs {
-		s.ended()
+		s.ended(started)
 	}
 	f.cancel(nil)
 	close(f.done)
+}
+
+// start records that the backend took the listen: the first notification of a 2026-07-28
+// backend's listen stream, a pre-2026 backend's GET stream with its subscriptions made. From now
+// on the stream's end ends its subscribers' listens.
+func (f *feed) start() {
+	f.mu.Lock()
+	f.started = true
+	f.mu.Unlock()
 }
 
 // publish hands ev to every subscriber that subscribed to it and may see it. It never waits
@@ -281,7 +294,12 @@ type subscriber struct {
 	hub    *Listens // whose caller share the queue is charged to; nil for none
 	mu     sync.Mutex
 	queue  eventQueue
-	open   int  // backend streams that have not ended
+	open   int // backend streams that have not ended
+	// broken: a backend stream that had started ended (the backend restarted, dropped the
+	// connection, or ended its listen). The listen ends gracefully, however many other streams
+	// it has open, so that its client listens again, which opens that stream again: a listen
+	// left running without it would say nothing of the notifications it no longer hears.
+	broken bool
 	over   bool // the queue overflowed: the listen ends, and nothing more is queued
 	// overBudget: it overflowed because the budget (the caller's share or the replica's) could
 	// not take a notification; the listen ends with OverBudget rather than Overflow.
@@ -352,9 +370,11 @@ func (s *subscriber) drop(cause string, n int) {
 	}
 }
 
-func (s *subscriber) ended() {
+// ended hears that one of s's backend streams has ended; started says it had started (feed.start).
+func (s *subscriber) ended(started bool) {
 	s.mu.Lock()
 	s.open--
+	s.broken = s.broken || started
 	s.mu.Unlock()
 	s.signal()
 }
@@ -366,11 +386,12 @@ func (s *subscriber) signal() {
 	}
 }
 
-// take returns the waiting notifications, oldest first, and empties the queue; open is the
-// number of backend streams still open, over the error the listen ends with when the queue
-// overflowed (nil otherwise). The notifications stay charged to the budget until flush has
+// take returns the waiting notifications, oldest first, and empties the queue; ended reports
+// that the listen's backend streams have ended (every one, or one that had started:
+// subscriber.broken), over the error the listen ends with when the queue overflowed (nil
+// otherwise). The notifications stay charged to the budget until flush has
 // written them or given up.
-func (s *subscriber) take() (q []listenEvent, open int, over *jsonrpc.Error) {
+func (s *subscriber) take() (q []listenEvent, ended bool, over *jsonrpc.Error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q = s.queue.items
@@ -381,11 +402,11 @@ func (s *subscriber) take() (q []listenEvent, open int, over *jsonrpc.Error) {
 	case s.over:
 		over = Overflow
 	}
-	return q, s.open, over
+	return q, s.open == 0 || s.broken, over
 }
 
 // relay emits the queued notifications, tagged with id, until ctx is done, emit fails, the
-// queue overflows, or every backend stream has ended; then it emits the listen's end: the
+// queue overflows, or its backend streams have ended (subscriber.take); then it emits the listen's end: the
 // overflow error, or the graceful-end result.
 //
 // An idle listen spends its life blocked in relay's select, at the bottom of its handler
@@ -411,7 +432,7 @@ func (s *subscriber) relay(ctx context.Context, id json.RawMessage, emit func([]
 //
 //go:noinline
 func (s *subscriber) flush(ctx context.Context, id json.RawMessage, emit func([]byte) error) (done bool, err error) {
-	q, open, over := s.take()
+	q, ended, over := s.take()
 	for i, ev := range q {
 		if ctx.Err() != nil {
 			s.giveBack(q[i:])
@@ -426,11 +447,11 @@ func (s *subscriber) flush(ctx context.Context, id json.RawMessage, emit func([]
 		}
 	}
 	switch {
-	case ctx.Err() != nil && (over != nil || open == 0):
+	case ctx.Err() != nil && (over != nil || ended):
 		return true, nil
 	case over != nil:
 		return true, emit(jsonrpc.AppendError(nil, id, over))
-	case open == 0:
+	case ended:
 		return true, emit(jsonrpc.AppendResult(nil, id, listenEndResult(id)))
 	}
 	return false, nil

@@ -32,3 +32,9 @@ func singleSource(t testing.TB, url string) *Source {
 		Retry:   backend.RetryConfig{Attempts: 3, Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond},
 		Breaker: backend.BreakerConfig{Disabled: true}, Timeout: 5 * time.Second})
 }
+
+// modernConfig is the configuration of a modern backend named name at url, without a breaker.
+func modernConfig(name, url string) backend.Config {
+	return backend.Config{Name: name, URL: url, Protocol: backend.ProtocolVersion,
+		Breaker: backend.BreakerConfig{Disabled: true}, Timeout: 5 * time.Second}
+}

@@ -81,6 +81,7 @@ func (f *feed) legacyListen(ctx context.Context, b *backend.Backend, sh *share, 
 			return fmt.Errorf("%w: %s: resources/subscribe answered error %d", backend.ErrAnsweredWithError, b.Name(), m.Error.Code)
 		}
 	}
+	f.start()
 	// The stream's buffers are charged as a 2026-07-28 backend's are (feed.relay).
 	x := br.Events(sess, resp, f.streamBudget())
 	defer x.Free()

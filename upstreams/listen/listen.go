@@ -80,9 +80,10 @@ func (s *subscriptions[U]) empty() bool {
 // and emits their list_changed and resources/updated notifications re-tagged with the client's
 // id (URIs in namespaced form), each only if the client subscribed to it on that backend and,
 // for resources/updated, visible allows the resource; backends' acknowledgements and anything
-// else are dropped. Backends that fail are skipped. Listen returns nil when ctx is done (the
-// client closed the stream), after emitting the graceful-end result once every backend stream
-// has ended, or after emitting the Overflow error when the client fell too far behind; it
+// else are dropped. Backends whose streams fail to start are skipped. Listen returns nil when
+// ctx is done (the client closed the stream), after emitting the graceful-end result once every
+// backend stream has ended or one that had started has (the client listens again, which opens
+// it again: it must not go on listening without it unaware), or after emitting the Overflow error when the client fell too far behind; it
 // returns emit's error if emit fails. emit is never called concurrently, and only on the
 // caller's goroutine.
 //
@@ -280,7 +281,7 @@ func (f *feed) relay(ctx context.Context, resp *http.Response) error {
 	// does not fit ends the stream, and its listens then end as when a backend ends it.
 	sse.Budget = f.streamBudget()
 	defer sse.Release()
-	for {
+	for started := false; ; {
 		data, err := sse.Next()
 		switch {
 		case errors.Is(err, io.EOF):
@@ -296,6 +297,12 @@ func (f *feed) relay(ctx context.Context, resp *http.Response) error {
 		}
 		if m.IsResponse() {
 			return listenAnswer(b.Name(), m, f.spec.id)
+		}
+		if !started {
+			// The backend's first notification (its acknowledgement, as a rule) starts the
+			// stream; one answered at once, with an error say, never started (feed.start).
+			started = true
+			f.start()
 		}
 		if ev, ok := eventOf(f.spec.src.Names, b.Name(), m); ok {
 			f.publish(ev)

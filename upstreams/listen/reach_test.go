@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
-	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
 )
 
@@ -20,11 +18,7 @@ import (
 func TestListChangedOnlyOfBackendsTheCallerReaches(t *testing.T) {
 	seen, seenURL := upstreamstest.StartListenBackend(t)
 	hidden, hiddenURL := upstreamstest.StartListenBackend(t)
-	cfg := func(name, url string) backend.Config {
-		return backend.Config{Name: name, URL: url, Protocol: backend.ProtocolVersion,
-			Breaker: backend.BreakerConfig{Disabled: true}, Timeout: 5 * time.Second}
-	}
-	ls := New(newTestSource(t, cfg("seen", seenURL), cfg("hidden", hiddenURL)))
+	ls := New(newTestSource(t, modernConfig("seen", seenURL), modernConfig("hidden", hiddenURL)))
 	var bReaches atomic.Bool
 	var bHidden atomic.Int64
 	bReaches.Store(true)
