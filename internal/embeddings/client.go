@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/mcp-gateway/gateway/internal/retryafter"
 )
 
 // The reasons an embedding is not had, the values of the failures and fallbacks metrics' reason
@@ -179,27 +181,13 @@ func statusError(resp *http.Response, now time.Time) error {
 		e.Reason = ReasonRateLimited
 	}
 	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
-		e.RetryAfter = retryAfter(resp.Header.Get("Retry-After"), now)
+		e.RetryAfter, _ = retryafter.Parse(resp.Header.Get("Retry-After"), now, maxRetryAfter)
 	}
 	return e
 }
 
 // maxRetryAfter caps what an endpoint can ask the gateway to wait.
 const maxRetryAfter = time.Hour
-
-// retryAfter reads a Retry-After header: seconds or an HTTP date (RFC 9110 § 10.2.3).
-func retryAfter(h string, now time.Time) time.Duration {
-	if h == "" {
-		return 0
-	}
-	if s, err := strconv.Atoi(h); err == nil && s >= 0 {
-		return min(time.Duration(s)*time.Second, maxRetryAfter)
-	}
-	if t, err := http.ParseTime(h); err == nil {
-		return min(max(t.Sub(now), 0), maxRetryAfter)
-	}
-	return 0
-}
 
 // decode checks the answer: one vector per text by index, each finite, not zero, of dims numbers
 // (0: all of one length), and scales each to length 1.

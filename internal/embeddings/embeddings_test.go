@@ -277,27 +277,6 @@ func TestAnswerLimitFitsRealAnswers(t *testing.T) {
 	}
 }
 
-// TestRetryAfter: a Retry-After in seconds or as an HTTP date is honoured, capped at an hour; one
-// in the past, negative or unreadable asks for nothing.
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
-	for h, want := range map[string]time.Duration{
-		"":     0,
-		"120":  120 * time.Second,
-		"0":    0,
-		"-5":   0,
-		"soon": 0,
-		"7200": maxRetryAfter,
-		now.Add(90 * time.Second).Format(http.TimeFormat): 90 * time.Second,
-		now.Add(-time.Minute).Format(http.TimeFormat):     0,
-		now.Add(48 * time.Hour).Format(http.TimeFormat):   maxRetryAfter,
-	} {
-		if got := retryAfter(h, now); got != want {
-			t.Errorf("Retry-After %q: wait %v, want %v", h, got, want)
-		}
-	}
-}
-
 // TestFailureLogLimited: failures are logged at most once per logEvery, the next line saying how
 // many were held back.
 func TestFailureLogLimited(t *testing.T) {

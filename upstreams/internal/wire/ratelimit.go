@@ -7,11 +7,10 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/retryafter"
 )
 
 // ErrRateLimited: the backend answered HTTP 429, whatever its body. It is not a failure of the
@@ -53,7 +52,7 @@ func RateLimited(name string, resp *http.Response, now time.Time) error {
 	defer resp.Body.Close()
 	wait, ok := retryAfterMs(resp.Body)
 	if !ok {
-		wait, ok = retryAfterHeader(resp.Header.Get("Retry-After"), now)
+		wait, ok = retryafter.Parse(resp.Header.Get("Retry-After"), now, MaxRetryAfter)
 	}
 	if !ok {
 		wait = MinRetryAfter
@@ -86,24 +85,4 @@ func retryAfterMs(body io.Reader) (time.Duration, bool) {
 		return MaxRetryAfter, true
 	}
 	return time.Duration(math.Ceil(ms)) * time.Millisecond, true
-}
-
-// retryAfterHeader reads a Retry-After value: delta-seconds or an HTTP-date
-// (RFC 9110 §10.2.3).
-func retryAfterHeader(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseUint(v, 10, 64); err == nil {
-		if s > uint64(MaxRetryAfter/time.Second) {
-			return MaxRetryAfter, true
-		}
-		return time.Duration(s) * time.Second, true
-	}
-	t, err := http.ParseTime(v)
-	if err != nil {
-		return 0, false
-	}
-	return t.Sub(now), true
 }

@@ -27,7 +27,7 @@ func TestRateLimited(t *testing.T) {
 		{"seconds, spaced", " 7 ", "", 7 * time.Second},
 		{"zero", "0", "", time.Second},
 		{"a day", "86400", "", MaxRetryAfter},
-		{"huge", "999999999999999999999", "", time.Second}, // not a number this side of uint64: unreadable
+		{"huge", "999999999999999999999", "", MaxRetryAfter}, // more digits than uint64 holds: a long wait, cut (as RFC 9111 §1.2.2 reads delta-seconds)
 		{"negative", "-5", "", time.Second},
 		{"fraction", "1.5", "", time.Second},
 		{"garbage", "soon", "", time.Second},
