@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strconv"
 
-	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -60,7 +59,7 @@ func (x *request) appRoute(name string, resolved upstreams.Target, err error) (u
 	}
 	q.SubjectToken = x.listSubjectToken()
 	q.SubjectKey = x.caller.keyOf(q.SubjectToken)
-	target, err := x.s.backends.ResolveAppName(x.ctx, q, name, callableHere(x))
+	target, err := x.s.backends.ResolveAppName(x.ctx, q, name, callableHere(x, upstreams.KindTool))
 	switch {
 	case errors.Is(err, upstreams.ErrAmbiguousAppName):
 		return upstreams.Target{}, "", errAmbiguousAppName(name)
@@ -72,19 +71,20 @@ func (x *request) appRoute(name string, resolved upstreams.Target, err error) (u
 	return target, x.s.backends.Namespaced(upstreams.KindTool, target), nil
 }
 
-// callableHere returns whether this caller, on this endpoint, could call a tool: the endpoint's
-// tool set selects it and the policy answers a call of it as the tool's own. An app's backend
-// name is resolved among those only (ResolveAppName), so a backend the caller may not use
-// neither makes the name ambiguous nor is sent anything, and the refusals tell the caller nothing
-// of it; a pin-drift refusal names the tool a clone shadows only when it is such a tool
-// (shadowed). A function, not a method: the request type keeps its method budget.
-func callableHere(x *request) func(upstreams.Target) bool {
+// callableHere returns whether this caller, on this endpoint, could call a tool, or get a
+// prompt (kind): the endpoint's tool set selects it and the policy answers a call of it as the
+// item's own. An app's backend name is resolved among tools so callable only (ResolveAppName),
+// so a backend the caller may not use neither makes the name ambiguous nor is sent anything, and
+// the refusals tell the caller nothing of it; a pin-drift refusal names the tool or prompt a
+// clone shadows only when it is such an item (shadowed). A function, not a method: the request
+// type keeps its method budget.
+func callableHere(x *request, kind upstreams.Kind) func(upstreams.Target) bool {
 	set, auth, p := x.set, x.s.auth, x.caller.principal
 	return func(t upstreams.Target) bool {
-		if set != nil && !set.selects(upstreams.KindTool, t) {
+		if set != nil && !set.selects(kind, t) {
 			return false
 		}
-		return auth == nil || auth.Callable(p, authz.KindTool, t.Upstream, t.Name)
+		return auth == nil || auth.Callable(p, authzKinds[kind], t.Upstream, t.Name)
 	}
 }
 

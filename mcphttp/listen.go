@@ -70,8 +70,9 @@ func (x *request) listen() error {
 	}
 	err := x.s.listens.ListenFor(ctx, x.in.req.ID, params, hdr, caller, func(msg []byte) error {
 		// The registry hands over the acknowledgement first and, when its backend streams
-		// have ended (every one, or one that had started), the listen's result last; the stream starts with the first message, so
-		// an invalid request is still answered with a plain JSON error.
+		// have ended (every one, or one that had started), the listen's result last; the
+		// stream starts with the first message, so an invalid request is still answered with
+		// a plain JSON error.
 		return x.out.Event(msg, nil)
 	})
 	x.out.KeepAlive(false)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/mrtr"
@@ -146,17 +145,14 @@ func shadowed(x *request, v pins.Verdict) string {
 		return ""
 	}
 	t := upstreams.Target{Upstream: v.Shadows.Backend, Name: v.Shadows.Key}
+	kind := upstreams.KindTool
 	if v.Shadows.Kind == pins.KindPrompt {
-		if (x.set != nil && !x.set.selects(upstreams.KindPrompt, t)) ||
-			(x.s.auth != nil && !x.s.auth.Callable(x.caller.principal, authz.KindPrompt, t.Upstream, t.Name)) {
-			return ""
-		}
-		return x.s.backends.Namespaced(upstreams.KindPrompt, t)
+		kind = upstreams.KindPrompt
 	}
-	if !callableHere(x)(t) {
+	if !callableHere(x, kind)(t) {
 		return ""
 	}
-	return x.s.backends.Namespaced(upstreams.KindTool, t)
+	return x.s.backends.Namespaced(kind, t)
 }
 
 // pinNote puts the drift in front of a confirmation's message, when the confirmation is asked

@@ -176,9 +176,9 @@ func (g *Guard) JudgesShadows(backend string) bool {
 // checkShadows judges the tools or prompts (kind) of a backend whose pinning is off
 // (JudgesShadows) on shadowing alone: an item that nearly duplicates a pinned one of another
 // backend is ClassShadows, with the action the configuration gives that class for this
-// backend; every other item gets the zero verdict, as a backend that is not pinned does, and so does an item
-// that cannot be fingerprinted (this backend's definitions are served as listed). A name
-// listed twice takes the stronger of its verdicts.
+// backend; every other item gets the zero verdict, as a backend that is not pinned does, and so
+// does an item that cannot be fingerprinted (this backend's definitions are served as listed).
+// A name listed twice takes the stronger of its verdicts.
 func (g *Guard) checkShadows(ctx context.Context, backend string, kind Kind, items []Listed) map[string]Verdict {
 	out := make(map[string]Verdict, len(items))
 	for _, it := range items {

@@ -389,8 +389,8 @@ func (s *subscriber) signal() {
 // take returns the waiting notifications, oldest first, and empties the queue; ended reports
 // that the listen's backend streams have ended (every one, or one that had started:
 // subscriber.broken), over the error the listen ends with when the queue overflowed (nil
-// otherwise). The notifications stay charged to the budget until flush has
-// written them or given up.
+// otherwise). The notifications stay charged to the budget until flush has written them or
+// given up.
 func (s *subscriber) take() (q []listenEvent, ended bool, over *jsonrpc.Error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -406,8 +406,8 @@ func (s *subscriber) take() (q []listenEvent, ended bool, over *jsonrpc.Error) {
 }
 
 // relay emits the queued notifications, tagged with id, until ctx is done, emit fails, the
-// queue overflows, or its backend streams have ended (subscriber.take); then it emits the listen's end: the
-// overflow error, or the graceful-end result.
+// queue overflows, or its backend streams have ended (subscriber.take); then it emits the
+// listen's end: the overflow error, or the graceful-end result.
 //
 // An idle listen spends its life blocked in relay's select, at the bottom of its handler
 // goroutine's stack; the work between wake-ups is in flush, so that the frames of an idle stream
