@@ -69,6 +69,30 @@ func (g Glob) CoversResource(uri string) bool {
 	return ok && g.g.match(bare, true)
 }
 
+// CoversAny reports whether one of gs covers s (Glob.Covers), or, when resource says s is a
+// resource URI in normal form, covers it as Glob.CoversResource reads it. The URI without its
+// user information is worked out once for the whole list, not once per glob.
+func CoversAny(gs []Glob, s string, resource bool) bool {
+	for _, g := range gs {
+		if g.g.match(s, true) {
+			return true
+		}
+	}
+	if !resource || len(gs) == 0 {
+		return false
+	}
+	bare, ok := resuri.WithoutUserinfo(s)
+	if !ok {
+		return false
+	}
+	for _, g := range gs {
+		if g.g.match(bare, true) {
+			return true
+		}
+	}
+	return false
+}
+
 func compileGlob(p string) glob {
 	g := glob{pattern: p}
 	stars, star := 0, -1

@@ -155,7 +155,7 @@ func (e *Engine) Rule(kind Kind, upstream, name string) *Rule {
 	}
 	for i := range e.rules {
 		r := &e.rules[i]
-		if r.upstream.Covers(upstream) && matchAny(r.list(kind, folded), name, kind == KindResource) {
+		if r.upstream.Covers(upstream) && authz.CoversAny(r.list(kind, folded), name, kind == KindResource) {
 			return r
 		}
 	}
@@ -176,17 +176,6 @@ func (r *Rule) list(kind Kind, folded bool) []authz.Glob {
 		return r.resources
 	}
 	return nil
-}
-
-// matchAny reports whether one of gs covers name; resource says name is a resource URI, covered
-// also without its user information (authz.Glob.CoversResource).
-func matchAny(gs []authz.Glob, name string, resource bool) bool {
-	for _, g := range gs {
-		if resource && g.CoversResource(name) || !resource && g.Covers(name) {
-			return true
-		}
-	}
-	return false
 }
 
 // ID is the rule's id.

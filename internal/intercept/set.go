@@ -378,10 +378,8 @@ func (ic *interceptor) match(phase Phase, method, upstream, name string, folded 
 				gs = r.foldedResource
 			}
 		}
-		for _, g := range gs {
-			if method == "resources/read" && g.CoversResource(name) || method != "resources/read" && g.Covers(name) {
-				return r.id, true
-			}
+		if authz.CoversAny(gs, name, method == "resources/read") {
+			return r.id, true
 		}
 	}
 	return "", false

@@ -84,9 +84,9 @@ func callerKey(o *Request) [sha256.Size]byte {
 }
 
 // nextLegacy is Stream.Next for a legacy SSE response: progress under the request's token
-// passes through (ownProgress), logs only when the client asked for them, and any other notification is dropped, as a 2026 response stream
-// carries only notifications about its request
-// (https://modelcontextprotocol.io/specification/2026-07-28/basic/transports).
+// passes through (ownProgress), logs only when the client asked for them, and any other
+// notification is dropped, as a 2026 response stream carries only notifications about its
+// request (https://modelcontextprotocol.io/specification/2026-07-28/basic/transports).
 func (s *Stream) nextLegacy() ([]byte, bool, error) {
 	for skipped := 0; skipped < maxSkippedNotifications; {
 		m, err := s.leg.Next(s.ctx)

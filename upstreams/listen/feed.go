@@ -29,11 +29,12 @@ var errNoSubscribers = errors.New("upstreams: the last subscriber left the liste
 //
 // Identical means the same backend request: the same share of the subscriptions (so every
 // subscriber gets exactly what its own stream would carry), the same _meta and the same
-// Mcp-Param-* headers, and for a backend that exchanges tokens (RFC 8693) the same caller's token:
-// such a backend's listen stream carries that caller's exchanged token (feedSpec.subject). Any
-// other backend's listen streams carry the gateway's credentials, never the caller's (see
-// backend.Request.FromCaller). Every caller is authenticated on its own request before it joins. The request id and trace context the backend sees are those of the client
-// whose listen opened the stream.
+// Mcp-Param-* headers, and for a backend that exchanges tokens (RFC 8693) the same caller's
+// token: such a backend's listen stream carries that caller's exchanged token
+// (feedSpec.subject). Any other backend's listen streams carry the gateway's credentials, never
+// the caller's (see backend.Request.FromCaller). Every caller is authenticated on its own
+// request before it joins. The request id and trace context the backend sees are those of the
+// client whose listen opened the stream.
 //
 // The notifications waiting for clients are charged to the replica's budget of result bytes
 // (Source.Results): every listen's together to at most half of it, so that calls keep the

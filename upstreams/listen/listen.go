@@ -84,8 +84,8 @@ func (s *subscriptions[U]) empty() bool {
 // ctx is done (the client closed the stream), after emitting the graceful-end result once every
 // backend stream has ended or one that had started has (the client listens again, which opens
 // it again: it must not go on listening without it unaware), or after emitting the Overflow
-// error when the client fell too far behind; it returns emit's error if emit fails. emit is never called concurrently, and only on the
-// caller's goroutine.
+// error when the client fell too far behind; it returns emit's error if emit fails. emit is
+// never called concurrently, and only on the caller's goroutine.
 //
 // Each call opens backend streams of its own; Listens.Listen shares them between identical
 // listens.
