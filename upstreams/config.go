@@ -183,9 +183,13 @@ func ambiguousNames(ups []UpstreamConfig, sep string) []string {
 	return out
 }
 
-func (c *Config) separator() string {
-	if c.Namespace.Separator == "" {
+func (c *Config) separator() string { return c.Namespace.SeparatorOrDefault() }
+
+// SeparatorOrDefault is the separator names are joined with: Separator, or DefaultSeparator
+// when it is empty.
+func (n NamespaceConfig) SeparatorOrDefault() string {
+	if n.Separator == "" {
 		return DefaultSeparator
 	}
-	return c.Namespace.Separator
+	return n.Separator
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/mcp-gateway/gateway/authz"
 	"github.com/mcp-gateway/gateway/internal/configerr"
-	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // validateRuleUpstreams refuses a policy or guardrail rule whose upstream is a backend name (no
@@ -54,10 +53,7 @@ func validateRuleNamespacedNames(c *Config) []error {
 	if c.Namespace.NoPrefix {
 		return nil
 	}
-	sep := c.Namespace.Separator
-	if sep == "" {
-		sep = upstreams.DefaultSeparator
-	}
+	sep := c.Namespace.SeparatorOrDefault()
 	var errs []error
 	for i, r := range c.Auth.Policy.Rules {
 		up := r.Upstream

@@ -787,9 +787,10 @@ func (g *gateway) registerEdgeMetrics() error {
 // without a deadline a client that never sends it would hold the connection for as long as it
 // liked. A handler sets the body's own deadline, and net/http clears the deadline once a body
 // is read, so neither a slow call nor a long stream is cut by it. Like the listeners' other
-// limits it keeps its values at start; a reloaded bodyReadTimeout is what handlers set. What net/http reports about a connection (a failed TLS handshake, an HTTP/2
-// connection without its preface: a line any client can cause) is a line of the gateway's log,
-// in its format, at its level, through its queue.
+// limits it keeps its values at start; a reloaded bodyReadTimeout is what handlers set. What
+// net/http reports about a connection (a failed TLS handshake, an HTTP/2 connection without its
+// preface: a line any client can cause) is a line of the gateway's log, in its format, at its
+// level, through its queue.
 func (g *gateway) httpServer(cfg *Config, h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,

@@ -9,7 +9,6 @@ import (
 	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/mcphttp"
 	"github.com/mcp-gateway/gateway/metrics"
-	"github.com/mcp-gateway/gateway/upstreams"
 )
 
 // newToolsetRecorder registers the tool search metrics (docs/toolsets.md) on reg, labelled by
@@ -60,10 +59,7 @@ func (c *Config) validateMetaToolNames() []error {
 	if c.Namespace.NoPrefix || !c.searchEnabled() {
 		return nil
 	}
-	sep := c.Namespace.Separator
-	if sep == "" {
-		sep = upstreams.DefaultSeparator
-	}
+	sep := c.Namespace.SeparatorOrDefault()
 	var errs []error
 	for i, u := range c.Upstreams {
 		for _, m := range mcphttp.MetaToolNames() {
