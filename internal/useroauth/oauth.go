@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/egress"
+	"github.com/mcp-gateway/gateway/internal/expiresin"
 	"github.com/mcp-gateway/gateway/internal/vault"
-	"github.com/mcp-gateway/gateway/upstreams/backend"
 )
 
 // maxTokenResponseBytes bounds a token endpoint's answer.
@@ -160,7 +160,7 @@ func (a *asClient) tokenRequest(ctx context.Context, as *asMetadata, c client, f
 		return nil, &unusableError{TokenType: errorCode(cmp.Or(w.TokenType, "none")), access: w.AccessToken, refreshTok: w.RefreshToken}
 	}
 	tr := &tokenResponse{AccessToken: w.AccessToken, RefreshToken: w.RefreshToken, Scope: scopeOf(w.Scope)}
-	if life, ok := backend.TokenLifetime(w.ExpiresIn); ok {
+	if life, ok := expiresin.Parse(w.ExpiresIn); ok {
 		tr.Expiry = a.now().Add(life)
 	}
 	return tr, nil

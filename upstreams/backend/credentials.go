@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/internal/expiresin"
 	"github.com/mcp-gateway/gateway/internal/loopback"
 	"github.com/mcp-gateway/gateway/upstreams/direct"
 	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
@@ -352,32 +352,13 @@ func (c *credentials) parse(status int, body []byte) (*token, error) {
 	if w.IssuedTokenType != "" && w.IssuedTokenType != tokenTypeAccessToken {
 		return nil, c.fail("token exchange issued something other than an access token")
 	}
-	life, ok := TokenLifetime(w.ExpiresIn)
+	life, ok := expiresin.Parse(w.ExpiresIn)
 	if !ok {
 		life = DefaultTokenLifetime
 	}
 	now := c.now()
 	return &token{value: w.AccessToken, expires: now.Add(life),
 		refresh: now.Add(life - min(c.cfg.RefreshBefore, life/2))}, nil
-}
-
-// maxTokenLifetime bounds the lifetime a token answer's expires_in may give: ten years, far
-// past any real token's, and far short of the 292 years a time.Duration holds.
-const maxTokenLifetime = 10 * 365 * 24 * time.Hour
-
-// TokenLifetime is a token answer's expires_in (RFC 6749 §5.1): whole seconds, as a number or
-// a numeric string (as some servers send it), from one second to ten years; ok is false for
-// anything else (absent, null, zero, negative, fractional, huge, not a number), which is no
-// reason to refuse the token the server issued: its lifetime is unknown, and the caller
-// assumes one. Every token answer the gateway reads takes its lifetime from here, so no
-// expires_in overflows into a lifetime that is negative or short.
-func TokenLifetime(raw json.RawMessage) (time.Duration, bool) {
-	s := strings.Trim(string(raw), `"`)
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n <= 0 || n >= int64(maxTokenLifetime/time.Second) {
-		return 0, false
-	}
-	return time.Duration(n) * time.Second, true
 }
 
 // oauthErrorCode keeps an error code only when it looks like one (RFC 6749 §5.2 charset), so
