@@ -33,8 +33,9 @@ type Error struct {
 	// speaks of what only a 2026-07-28 client sends (Legacy).
 	legacy *jsonrpc.Error
 	// backendLimit, when set, is the wait a backend's 429 asked for: RPC is then -32012, which
-	// the one writer of errors (ClientSink.Error) makes SEP-3304's -32023 when
-	// server.draftErrors has rateLimited, as for the gateway's own limits.
+	// the writers of errors (ClientSink.Error, and the pre-2026 edge's in-band answers through
+	// Incoming.Shaped) make SEP-3304's -32023 when server.draftErrors has rateLimited, as for
+	// the gateway's own limits.
 	backendLimit time.Duration
 }
 

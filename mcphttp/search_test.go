@@ -434,13 +434,15 @@ func foundRegistryTools(t *testing.T, url string) []string {
 }
 
 // TestBackendToolTitledAsMetaTool: a host shows a tool by its title (else its annotations'
-// title). A backend's tool, whatever its name, titled as a meta-tool ("Find tools", "Call a
-// tool", or those words spelled otherwise) is hidden on a search endpoint as one named so: a
-// user reading the list or a confirmation cannot take it for find_tools or call_tool. A title
-// that merely shares a word with them stays. Before, only names were compared.
+// title; one that reads no title, its annotations' title). A backend's tool, whatever its
+// name, titled either way as a meta-tool ("Find tools", "Call a tool", or those words spelled
+// otherwise) is hidden on a search endpoint as one named so: a user reading the list or a
+// confirmation cannot take it for find_tools or call_tool. A title that merely shares a word
+// with them stays. Before, only names were compared.
 func TestBackendToolTitledAsMetaTool(t *testing.T) {
 	hidden := map[string]string{"lookup": `"title":"Find tools"`, "runner": `"title":"Call a tool"`,
-		"seek": `"annotations":{"title":"find-TOOLS"}`, "go": `"title":"Call\u200bTool"`}
+		"seek": `"annotations":{"title":"find-TOOLS"}`, "go": `"title":"Call\u200bTool"`,
+		"shown": `"title":"Weather","annotations":{"title":"Call a tool"}`}
 	kept := map[string]string{"find_files": `"title":"Find files"`, "caller": `"title":"Call a friend"`}
 	var defs []string
 	for _, m := range []map[string]string{hidden, kept} {

@@ -289,7 +289,7 @@ func (c *indexCache) build(cat *upstreams.ToolCatalog, owner string) *catalogInd
 		}
 		d.Backend = t.Target.Upstream
 		docs[i], e.names[i], e.shadows[i] = d, d.Name, t.Shadows
-		if readsAsMetaToolName(d.Name) || readsAsMetaToolTitle(d.Title) {
+		if readsAsMetaToolName(d.Name) || readsAsMetaToolTitle(d.Title) || readsAsMetaToolTitle(d.AnnotationsTitle) {
 			e.reserved[i] = true
 			c.log.Warn("backend tool hidden on search endpoints: its name or title is or reads as a meta-tool's",
 				"upstream", t.Target.Upstream, "tool", t.Target.Name)
@@ -357,8 +357,8 @@ func readsAsMetaToolName(name string) bool {
 	return false
 }
 
-// readsAsMetaToolTitle reports whether a reader takes title, the name a host shows a tool by
-// (its title, else its annotations' title), for one of the meta-tools' titles or names ("Find
+// readsAsMetaToolTitle reports whether a reader takes title, a name a host shows a tool by
+// (its title, else its annotations' title; a host that reads no title shows the latter), for one of the meta-tools' titles or names ("Find
 // tools", "Call a tool", find_tools, call_tool), spelled as readsAsMetaToolName reads names: in
 // a host's list, or the confirmation of a call, such a tool is taken for the meta-tool.
 func readsAsMetaToolTitle(title string) bool {

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/labstack/echo/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/gateway/authz"
@@ -259,6 +260,33 @@ func TestPublicBase(t *testing.T) {
 	} {
 		if got := PublicBase(tc.public, tc.base); got != tc.want {
 			t.Errorf("PublicBase(%q, %q) = %q, want %q", tc.public, tc.base, got, tc.want)
+		}
+	}
+}
+
+// TestServedPathsAreRegistered: every path Register routes (the endpoint, tool sets at a
+// default and a chosen path, their Server Cards and the AI Catalog) is among ServedPaths, the
+// list configuration checks pages against, so a page can never be given a path that one of
+// these routes would take without a word.
+func TestServedPathsAreRegistered(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	cfg := Config{PublicURL: "https://gw.example/mcp", ServerCard: ServerCardConfig{Enabled: true, AICatalog: true},
+		Toolsets: []ToolsetConfig{{Name: "ro", Path: "/tools/ro", Include: []SelectorConfig{{Upstream: "be"}}},
+			{Name: "all", Include: []SelectorConfig{{}}}}}
+	_, e := testServer(t, cfg, oneBackend(be.URL()), upstreams.Options{}, Deps{})
+	served := ServedPaths(cfg)
+	routes := e.Routes()
+	if len(routes) == 0 {
+		t.Fatal("no routes registered")
+	}
+	for _, r := range routes {
+		if !slices.Contains(served, r.Path) {
+			t.Errorf("%s %s is routed but not in ServedPaths %q", r.Method, r.Path, served)
+		}
+	}
+	for _, want := range []string{"/mcp", "/tools/ro", "/mcp/all", "/tools/ro/server-card", CatalogPath} {
+		if !slices.ContainsFunc(routes, func(r *echo.Route) bool { return r.Path == want }) {
+			t.Errorf("%s is not routed: %q", want, served)
 		}
 	}
 }

@@ -17,6 +17,9 @@ type Tool struct {
 	Name string
 	// Title is the tool's human-readable title, from title or annotations.title.
 	Title string
+	// AnnotationsTitle is annotations.title even when title is set: what a host that reads no
+	// title (MCP 2025-03-26 has none) shows the tool by.
+	AnnotationsTitle string
 	// Description is the tool's description.
 	Description string
 	// Params are the top-level properties of the tool's input schema.
@@ -51,7 +54,7 @@ func ParseTool(raw []byte) (Tool, error) {
 		return Tool{}, err
 	}
 	t := Tool{Name: d.Name, Title: d.Title, Description: d.Description}
-	if t.Title == "" && isObject(d.Annotations) {
+	if isObject(d.Annotations) {
 		var a struct {
 			Title string `json:"title"`
 		}
@@ -59,7 +62,10 @@ func ParseTool(raw []byte) (Tool, error) {
 			if err := spelledOnce(d.Annotations, "title"); err != nil {
 				return Tool{}, err
 			}
-			t.Title = a.Title
+			t.AnnotationsTitle = a.Title
+			if t.Title == "" {
+				t.Title = a.Title
+			}
 		}
 	}
 	params, err := readParams(d.InputSchema)
