@@ -17,6 +17,16 @@ var gatewayBin = struct {
 	out  []byte
 }{}
 
+// TestMain removes the gateway binary checkWithGateway built: each run of the package's tests
+// would otherwise leave one (tens of megabytes) in the temporary directory.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if gatewayBin.path != "" {
+		_ = os.RemoveAll(filepath.Dir(gatewayBin.path))
+	}
+	os.Exit(code)
+}
+
 // checkWithGateway validates the rendered config.yaml with the gateway's own loader (`gateway
 // check-config`, with the container's extra arguments such as --force), so the chart can never
 // render a configuration the binary it deploys would refuse.
