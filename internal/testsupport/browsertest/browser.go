@@ -26,8 +26,11 @@ func New(t testing.TB) context.Context {
 	if err != nil {
 		t.Fatalf("chromium is required (apt-get install chromium; .ci/setup installs it): %v", err)
 	}
+	// TMPDIR: chromium keeps its singleton socket in a directory of its own under it, which it
+	// cannot remove when the test ends it; the test's temporary directory is removed after it.
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
-		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1000, 720))
+		chromedp.Flag("disable-dev-shm-usage", true), chromedp.WindowSize(1000, 720),
+		chromedp.Env("TMPDIR="+t.TempDir()))
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancel)
 	bctx, cancelBrowser := chromedp.NewContext(actx)
