@@ -51,9 +51,14 @@ func TestListChangedOnlyOfBackendsTheCallerReaches(t *testing.T) {
 		feeds, subs := ls.subscribers()
 		return feeds == 2 && subs == 5 // seen's stream: all three; hidden's: all and b
 	})
-	// A stream is joined before its request reaches the backend: wait for the one request,
-	// then hold it to one at the end (none's listen must not have made a second).
-	mcptest.WaitFor(t, "the hidden backend's one listen request", func() bool { _, n := hidden.Counts(); return n >= 1 })
+	// A stream is joined before its request reaches the backend, and a backend tells only the
+	// streams it has of a change: wait for each backend's one request (the hidden one's is held
+	// to one at the end: none's listen must not have made a second).
+	mcptest.WaitFor(t, "each backend's one listen request", func() bool {
+		_, s := seen.Counts()
+		_, h := hidden.Counts()
+		return s >= 1 && h >= 1
+	})
 	bReaches.Store(false) // b's policy changes while it listens
 	hidden.Notify(upstreamstest.ToolsChanged)
 	upstreamstest.WantChanged(t, clients[`"all"`].Next(t), `"all"`)
