@@ -248,15 +248,15 @@ func (s *Service) keep(ctx context.Context, b *backendState, t *vault.Token) err
 
 // removeRetired removes who's records of backends the configuration no longer has (renamed,
 // removed, or no longer per-user), which count against the caller's budget of records (one per
-// configured backend) until they expire unused, though no page shows them and no revocation
-// names them. It reports whether any went.
+// configured backend) until they expire unused, though no page shows them. It reports whether
+// any went.
 func removeRetired(ctx context.Context, s *Service, who vault.Caller) bool {
-	n, err := s.vault.RemoveRetired(ctx, who, s.PerUser)
-	if n > 0 {
+	gone, err := s.vault.RemoveRetired(ctx, who, s.PerUser)
+	if len(gone) > 0 {
 		s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: records of backends no longer configured removed",
-			slog.String("subject", callerkey.Of(who.Issuer, who.Subject)), slog.Int("records", n))
+			slog.String("subject", callerkey.Of(who.Issuer, who.Subject)), slog.Int("records", len(gone)))
 	}
-	return n > 0 && err == nil
+	return len(gone) > 0 && err == nil
 }
 
 // maxKeepReads bounds keep's reads of a record that changes under it (refreshes, disconnects,

@@ -226,3 +226,61 @@ func TestRetiredBackendsFreeTheirRecords(t *testing.T) {
 	}
 	expectContains(t, "the log", f.log.String(), "useroauth: records of backends no longer configured removed")
 }
+
+// TestOperatorRevocationsReachRetiredBackends: records of a backend the configuration no longer
+// has (removed, renamed) are the operator's to end as well. A revocation of a user removes
+// them with the records of the backends configured, and a revocation naming such a backend
+// removes its records, though neither can ask their server to revoke the tokens (nothing
+// configured names it). Left in the store, they would come back to life when the backend
+// returns to the configuration (a rollback, a rename undone): a user the operator revoked
+// would be connected again, with tokens the operator believed gone. A name that holds no
+// record and is not configured is still unknown (404).
+func TestOperatorRevocationsReachRetiredBackends(t *testing.T) {
+	t.Parallel()
+	other := func(name string) Backend {
+		return Backend{Name: name, URL: "https://" + name + ".example/mcp", ClientID: "gateway-at-" + name}
+	}
+	put := func(f *fixture, who vault.Caller, name string) {
+		t.Helper()
+		if err := f.svc.Vault().Put(t.Context(), &vault.Token{Issuer: who.Issuer, Subject: who.Subject, Backend: name,
+			Resource: "https://" + name + ".example/mcp", AuthServer: "https://" + name + ".example", ClientID: "gateway-at-" + name,
+			AccessToken: "at-" + name + "-" + who.Subject, RefreshToken: "rt-" + name + "-" + who.Subject, Connected: f.clock.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Before and after the reload: "retired" is gone, "kept" stays.
+	old := newFixture(t, fixtureOptions{redis: true, more: []Backend{other("kept"), other("retired")}})
+	f := newFixture(t, fixtureOptions{replicaOf: old, more: []Backend{other("kept")}})
+	alice, bob := old.caller(realop.UserID), old.caller(realop.OtherUserID)
+	for _, who := range []vault.Caller{alice, bob} {
+		put(old, who, "kept")
+		put(old, who, "retired")
+	}
+
+	n, err := f.svc.RevokeSubject(t.Context(), alice)
+	if err != nil || n != 2 {
+		t.Fatalf("RevokeSubject: %d, %v; want 2 (the configured backend's record and the retired one's)", n, err)
+	}
+	// The configuration with the backend back (old, on the same store): alice's grant is gone.
+	if tok, ok, err := old.svc.Token(t.Context(), "retired", alice); ok || err != nil {
+		t.Errorf("the revoked user's token for a backend back in the configuration: %q, %v, %v; want none", tok, ok, err)
+	}
+	if _, ok, err := old.svc.Token(t.Context(), "retired", bob); !ok || err != nil {
+		t.Fatalf("another user's record of the retired backend: %v, %v; want it kept", ok, err)
+	}
+
+	n, err = f.svc.RevokeBackend(t.Context(), "retired")
+	if err != nil || n != 1 {
+		t.Fatalf("RevokeBackend of a backend no longer configured: %d, %v; want its one record removed", n, err)
+	}
+	if _, ok, err := old.svc.Token(t.Context(), "retired", bob); ok || err != nil {
+		t.Errorf("a token of the revoked retired backend: %v, %v; want none", ok, err)
+	}
+	if _, ok, _ := old.svc.Token(t.Context(), "kept", bob); !ok {
+		t.Error("the revocation of a retired backend removed another backend's record")
+	}
+	if _, err := f.svc.RevokeBackend(t.Context(), "retired"); !errors.Is(err, ErrUnknownBackend) {
+		t.Errorf("revoking again a retired backend that holds no record: %v, want ErrUnknownBackend", err)
+	}
+	expectContains(t, "the log", f.log.String(), "useroauth: backend revoked")
+}

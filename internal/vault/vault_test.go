@@ -455,9 +455,9 @@ func testRemoveRetired(t *testing.T, open func(t *testing.T) (store.Records, sto
 			t.Fatal(err)
 		}
 	}
-	n, err := v.RemoveRetired(ctx, alice, func(backend string) bool { return backend == "saas" })
-	if n != 1 || err != nil {
-		t.Fatalf("RemoveRetired = %d, %v; want 1", n, err)
+	gone, err := v.RemoveRetired(ctx, alice, func(backend string) bool { return backend == "saas" })
+	if len(gone) != 1 || gone[0] != "gone" || err != nil {
+		t.Fatalf("RemoveRetired = %q, %v; want [gone]", gone, err)
 	}
 	if _, err := v.Get(ctx, alice, "gone"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("alice's retired record: %v, want removed", err)
