@@ -101,6 +101,8 @@ type fixtureOptions struct {
 	// ahead sets this replica's clock that much ahead of the fixture's clock, which the store
 	// keeps time by.
 	ahead time.Duration
+	// vaultKeys, when set, are this replica's userOAuth.keys (default testKeys).
+	vaultKeys []seal.Key
 }
 
 func newFixture(t *testing.T, o fixtureOptions) *fixture {
@@ -168,7 +170,11 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		recs = o.records(recs)
 	}
 	replay, _ := f.store.(store.Replay)
-	f.svc, err = New(Config{Keys: testKeys}.WithDefaults(), append([]Backend{b}, more...), Deps{Records: recs, Store: f.store, Replay: replay, Keys: ring,
+	vaultKeys := testKeys
+	if o.vaultKeys != nil {
+		vaultKeys = o.vaultKeys
+	}
+	f.svc, err = New(Config{Keys: vaultKeys}.WithDefaults(), append([]Backend{b}, more...), Deps{Records: recs, Store: f.store, Replay: replay, Keys: ring,
 		SignIn: signIn, BaseURL: base, Logger: slog.New(slog.NewTextHandler(f.log, nil)), Observer: f.obs,
 		Clock: now, HTTPClient: f.asLink.client()})
 	if err != nil {

@@ -51,7 +51,7 @@ func (v *Vault) open(owner Owner, backend string, rec []byte) (*Entry, error) {
 	}
 	i := v.keyIndex(kid)
 	if i < 0 {
-		return nil, fmt.Errorf("%w: sealed under a key no longer configured", ErrUnreadable)
+		return nil, fmt.Errorf("%w: %w", ErrUnreadable, ErrKeyNotHeld)
 	}
 	raw, err := base64.RawURLEncoding.Strict().DecodeString(body)
 	k := &v.keys[i]

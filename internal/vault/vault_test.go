@@ -175,8 +175,8 @@ func testRotation(t *testing.T, open func(t *testing.T) (store.Records, store.St
 	if err := old.Put(ctx, tokenFor(bob, "saas", "never-resealed")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := onlyB.Get(ctx, bob, "saas"); !errors.Is(err, ErrUnreadable) {
-		t.Errorf("a record under a removed key: %v", err)
+	if _, err := onlyB.Get(ctx, bob, "saas"); !errors.Is(err, ErrUnreadable) || !errors.Is(err, ErrKeyNotHeld) {
+		t.Errorf("a record under a removed key: %v, want ErrUnreadable and ErrKeyNotHeld", err)
 	}
 	// B added open-only (the first step of a rotation across replicas): it opens B's records
 	// but A still seals, and A's records are not stale.
