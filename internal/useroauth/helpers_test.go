@@ -103,6 +103,8 @@ type fixtureOptions struct {
 	ahead time.Duration
 	// vaultKeys, when set, are this replica's userOAuth.keys (default testKeys).
 	vaultKeys []seal.Key
+	// scopes, when set, are the backend's configured scopes (default: its metadata's).
+	scopes []string
 }
 
 func newFixture(t *testing.T, o fixtureOptions) *fixture {
@@ -155,7 +157,8 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	now := func() time.Time { return f.clock.Now().Add(o.ahead) }
 	signIn := webpage.NewSignIn(webpage.SignInConfig{Issuer: f.idp.Issuer(), ClientID: pagesClientID, ClientSecret: pagesClientSecret,
 		RedirectURL: base + "/signin/callback", SessionTTL: 10 * time.Minute}, ring, nil, now)
-	b := Backend{Name: backendName, URL: f.backend.URL(), Registration: o.registration, Timeout: cmp.Or(o.timeout, time.Second)}
+	b := Backend{Name: backendName, URL: f.backend.URL(), Registration: o.registration, Timeout: cmp.Or(o.timeout, time.Second),
+		Scopes: o.scopes}
 	if o.registration == "" || o.registration == RegistrationStatic {
 		b.ClientID, b.ClientSecret, b.AuthServer = asClientID, asClientSecret, f.as.Issuer()
 		f.redirect = base + "/connect/callback/" + backendName
