@@ -380,10 +380,10 @@ func TestUserOAuthInBrowser(t *testing.T) {
 		// its call finishes once the user is back. Its accept, as that revision's URL mode has
 		// it, says only that it sent its user to the page: it comes at once, and the call waits
 		// for the connect rather than sending the client a new page round after round.
-		h := &acceptAtOnce{pages: make(chan string, 1)}
+		h := &acceptAtOnce{pageHandoff: newPageHandoff(t)}
 		withURL := connect("b", mcptest.WithProtocolVersion("2025-11-25"), mcptest.WithCapabilities(urlElicitation),
 			mcptest.WithElicitation(h.handler))
-		res, err = callAcceptedAtOnce(t, withURL, h, &mcp.CallToolParams{Name: uoWhoami, Arguments: map[string]any{}}, func(page string) {
+		res, err = callThroughPage(t, withURL, h.pageHandoff, &mcp.CallToolParams{Name: uoWhoami, Arguments: map[string]any{}}, func(page string) {
 			site.connectInBrowser(t, browsertest.Tab(t, browser), page, "b", "a", realop.OtherUsername)
 		})
 		if err != nil || res.IsError || mcptest.ResultText(res) != wantSub {
@@ -491,11 +491,12 @@ func TestUserOAuthInBrowser(t *testing.T) {
 }
 
 // acceptAtOnce is a 2025-11-25 client's URL elicitation handler: as that revision's URL mode has
-// it, it accepts as soon as it has sent its user to the page (here, handed the URL to the test),
-// not once the user is done there, and does so again whenever it is asked again.
+// it, it accepts as soon as it has sent its user to the page (here, handed the first URL to the
+// test through its pageHandoff), not once the user is done there, and does so again whenever it
+// is asked again.
 type acceptAtOnce struct {
+	*pageHandoff
 	asked atomic.Int32
-	pages chan string
 }
 
 func (h *acceptAtOnce) handler(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -508,38 +509,6 @@ func (h *acceptAtOnce) handler(_ context.Context, req *mcp.ElicitRequest) (*mcp.
 	default: // the test browses the first page only
 	}
 	return &mcp.ElicitResult{Action: "accept"}, nil
-}
-
-// callAcceptedAtOnce makes call on cs, whose elicitation handler is h's, runs browse with the
-// first page the gateway asks for, and returns the call's outcome.
-func callAcceptedAtOnce(t *testing.T, cs *mcp.ClientSession, h *acceptAtOnce, call *mcp.CallToolParams, browse func(page string)) (*mcp.CallToolResult, error) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), approvalCallTimeout)
-	defer cancel()
-	type outcome struct {
-		res *mcp.CallToolResult
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := cs.CallTool(ctx, call)
-		done <- outcome{res, err}
-	}()
-	select {
-	case page := <-h.pages:
-		browse(page)
-	case o := <-done:
-		t.Fatalf("the call ended without asking for the page: %v %+v", o.err, o.res)
-	case <-ctx.Done():
-		t.Fatalf("the gateway did not ask for the page within %v", approvalCallTimeout)
-	}
-	select {
-	case o := <-done:
-		return o.res, o.err
-	case <-ctx.Done():
-		t.Fatalf("no answer to the call within %v", approvalCallTimeout)
-		return nil, nil
-	}
 }
 
 // testStoreDown is TestUserOAuthInBrowser's last step: with the vault's store gone, a call
