@@ -40,7 +40,7 @@ func (a *Admin) revokeUserTokens(c echo.Context) error {
 	}
 	switch {
 	case errors.Is(err, useroauth.ErrUnknownBackend):
-		return c.JSON(http.StatusNotFound, map[string]string{"error": "no per-user OAuth backend of that name"})
+		return c.JSON(http.StatusNotFound, map[string]string{"error": "no per-user OAuth backend of that name, nor records of one"})
 	case err != nil:
 		// Some records may have gone: the operator repeats the revocation, which is idempotent.
 		return c.JSON(http.StatusServiceUnavailable, map[string]any{"error": "the token store is unavailable; retry", "revoked": n})

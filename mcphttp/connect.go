@@ -54,7 +54,12 @@ func (s *Server) connect(x *request) (done bool, err error) {
 	}
 	who := vault.Caller{Issuer: p.Issuer, Subject: p.Subject}
 	tok, ok, err := s.userOAuth.Token(x.ctx, upstream, who)
+	if err == nil && !ok && !x.mutated {
+		tok, ok, err = awaitConnect(s, x, upstream, who)
+	}
 	switch {
+	case err != nil && x.ctx.Err() != nil:
+		return false, x.ctx.Err() // the request ended (its client went away or cancelled it)
 	case err != nil:
 		return false, userTokenUnavailable(err)
 	case ok:
@@ -67,6 +72,35 @@ func (s *Server) connect(x *request) (done bool, err error) {
 			"The call was changed into one of a backend whose account the caller has not connected"))
 	}
 	return true, s.askConnect(x, who, upstream)
+}
+
+// awaitConnect waits for who's token for upstream on a retry whose client accepted the connect
+// page, when the edge that built the request says its client's accept means only that the user
+// was sent to the page (Inner.AwaitDecision, as for the approval page): a 2025-11-25 client's
+// does, at once, and a new link in answer would send that client to a new page round after
+// round, until the call ran out of rounds before the user could connect. The call holds its
+// in-flight slot meanwhile, the caller's bound, with keep-alive comments on the response. It
+// returns the token once the vault holds it; ok false when the wait ends first (the client is
+// then sent to the page again) or there is nothing to wait for (no such accept, no such edge:
+// a 2026-07-28 client retries when its user says so, and is answered at once); an error when
+// the token cannot be had or the request ended.
+func awaitConnect(s *Server, x *request, upstream string, who vault.Caller) (string, bool, error) {
+	wait, _ := x.ctx.Value(awaitDecisionKey{}).(time.Duration)
+	if wait <= 0 {
+		return "", false, nil
+	}
+	if outcome, _ := mrtr.EvaluateURL(x.in.params.InputResponses, ConnectKey); outcome != mrtr.OutcomeApproved {
+		return "", false, nil
+	}
+	x.out.KeepAlive(true)
+	defer x.out.KeepAlive(false)
+	w := NewPacedWait(s.now, s.now().Add(wait))
+	for w.Pause(x.ctx, func(d time.Duration) { x.waited += d }) {
+		if tok, ok, err := s.userOAuth.Token(x.ctx, upstream, who); err != nil || ok {
+			return tok, ok, err
+		}
+	}
+	return "", false, x.ctx.Err()
 }
 
 // askConnect answers a call whose caller has not connected the backend: a URL elicitation of

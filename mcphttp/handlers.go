@@ -275,6 +275,7 @@ func (x *request) list() error {
 		CacheKey:     x.subject(),
 		SubjectToken: x.listSubjectToken(),
 		SubjectKey:   x.caller.keyOf(x.listSubjectToken()),
+		Reaches:      reachesFor(x.set, x.s.auth, x.caller.principal),
 	}
 	if x.set != nil {
 		req.View = x.set.path // a cursor cut on one endpoint is refused on another

@@ -214,11 +214,12 @@ type Inner struct {
 	Parsed *jsonrpc.Params
 	Meta   *jsonrpc.Meta
 	// AwaitDecision is how long a retry that answers the gateway's URL elicitation of its
-	// approval page with accept waits for the page's decision before its client is asked again.
+	// approval page with accept waits for the page's decision before its client is asked again,
+	// and one that so answers its connect page waits for the caller's token (awaitConnect).
 	// A 2025-11-25 client's accept says only that its user was sent to the page (that
 	// revision's URL mode): asked again at once, it would be sent the same page round after
 	// round. Zero asks again at once, as a 2026-07-28 client, which retries when its user says
-	// so, expects. The wait never outlasts the call's requestState.
+	// so, expects. An approval's wait never outlasts the call's requestState.
 	AwaitDecision time.Duration
 }
 

@@ -141,6 +141,7 @@ func (sr *searcher) catalog(x *request) (*upstreams.ToolCatalog, error) {
 		CacheKey:     x.subject(),
 		SubjectToken: x.listSubjectToken(),
 		SubjectKey:   x.caller.keyOf(x.listSubjectToken()),
+		Reaches:      reachesFor(x.set, x.s.auth, x.caller.principal),
 	})
 }
 

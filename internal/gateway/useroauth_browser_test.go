@@ -377,15 +377,20 @@ func TestUserOAuthInBrowser(t *testing.T) {
 			t.Errorf("2026-07-28 client's page: %q", page)
 		}
 		// A 2025-11-25 client that declared URL elicitation is asked on its call's stream, and
-		// its call finishes once the user is back.
-		h := newPageHandoff(t)
+		// its call finishes once the user is back. Its accept, as that revision's URL mode has
+		// it, says only that it sent its user to the page: it comes at once, and the call waits
+		// for the connect rather than sending the client a new page round after round.
+		h := &acceptAtOnce{pageHandoff: newPageHandoff(t)}
 		withURL := connect("b", mcptest.WithProtocolVersion("2025-11-25"), mcptest.WithCapabilities(urlElicitation),
 			mcptest.WithElicitation(h.handler))
-		res, err = callThroughPage(t, withURL, h, &mcp.CallToolParams{Name: uoWhoami, Arguments: map[string]any{}}, func(page string) {
+		res, err = callThroughPage(t, withURL, h.pageHandoff, &mcp.CallToolParams{Name: uoWhoami, Arguments: map[string]any{}}, func(page string) {
 			site.connectInBrowser(t, browsertest.Tab(t, browser), page, "b", "a", realop.OtherUsername)
 		})
 		if err != nil || res.IsError || mcptest.ResultText(res) != wantSub {
-			t.Fatalf("the 2025-11-25 client's call after connecting: %v %+v", err, res)
+			t.Fatalf("the 2025-11-25 client's call after connecting (asked %d times): %v %+v %s", h.asked.Load(), err, res, mcptest.ResultText(res))
+		}
+		if n := h.asked.Load(); n != 1 {
+			t.Errorf("the 2025-11-25 client was sent to a connect page %d times, want once", n)
 		}
 		if got := whoami(t, legacy); got != wantSub {
 			t.Errorf("after connecting again: %q", got)
@@ -483,6 +488,27 @@ func TestUserOAuthInBrowser(t *testing.T) {
 	})
 
 	t.Run("the store down", func(t *testing.T) { testStoreDown(t, site, connect("a")) })
+}
+
+// acceptAtOnce is a 2025-11-25 client's URL elicitation handler: as that revision's URL mode has
+// it, it accepts as soon as it has sent its user to the page (here, handed the first URL to the
+// test through its pageHandoff), not once the user is done there, and does so again whenever it
+// is asked again.
+type acceptAtOnce struct {
+	*pageHandoff
+	asked atomic.Int32
+}
+
+func (h *acceptAtOnce) handler(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	if req.Params.Mode != "url" || req.Params.URL == "" {
+		return nil, fmt.Errorf("not a URL elicitation")
+	}
+	h.asked.Add(1)
+	select {
+	case h.pages <- req.Params.URL:
+	default: // the test browses the first page only
+	}
+	return &mcp.ElicitResult{Action: "accept"}, nil
 }
 
 // testStoreDown is TestUserOAuthInBrowser's last step: with the vault's store gone, a call

@@ -187,7 +187,7 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 	}
 	t := &vault.Token{Issuer: st.Issuer, Subject: st.Subject, Backend: st.Backend, Resource: b.cfg.resource(),
 		AuthServer: d.as.Issuer, ClientID: c.ID, AccessToken: tr.AccessToken, RefreshToken: tr.RefreshToken,
-		Expiry: tokenExpiry(tr, tr.RefreshToken, s.now()), Scope: cmp.Or(tr.Scope, strings.Join(d.scopes, " ")), Connected: s.now()}
+		Expiry: tokenExpiry(tr, tr.RefreshToken, s.now()), Scope: cmp.Or(tr.Scope, askedScope(st, d)), Connected: s.now()}
 	if err := s.keep(ctx, b, t); err != nil {
 		// Nothing is stored: the tokens just issued are revoked rather than left valid
 		// somewhere the gateway cannot reach them.
@@ -206,6 +206,15 @@ func (s *Service) exchange(w http.ResponseWriter, r *http.Request, b *backendSta
 	s.page.render(w, http.StatusOK, pageData{Kind: "done", Title: "Connected", Backend: &v,
 		User:    &webpage.User{Subject: webpage.NameOf(st.Subject), Issuer: webpage.NameOf(st.Issuer)},
 		Message: "Your account is connected. Go back to your client: the call can continue. You can close this page."})
+}
+
+// askedScope is the scope st's round trip asked: the one it carries, or for a state sealed
+// before states carried it, the one d's server is asked now.
+func askedScope(st *state, d *discovered) string {
+	if st.Scope != nil {
+		return *st.Scope
+	}
+	return strings.Join(d.scopes, " ")
 }
 
 // keep stores t, a new connection, in place of any record its caller held for the backend, and
@@ -248,15 +257,15 @@ func (s *Service) keep(ctx context.Context, b *backendState, t *vault.Token) err
 
 // removeRetired removes who's records of backends the configuration no longer has (renamed,
 // removed, or no longer per-user), which count against the caller's budget of records (one per
-// configured backend) until they expire unused, though no page shows them and no revocation
-// names them. It reports whether any went.
+// configured backend) until they expire unused, though no page shows them. It reports whether
+// any went.
 func removeRetired(ctx context.Context, s *Service, who vault.Caller) bool {
-	n, err := s.vault.RemoveRetired(ctx, who, s.PerUser)
-	if n > 0 {
+	gone, err := s.vault.RemoveRetired(ctx, who, s.PerUser)
+	if len(gone) > 0 {
 		s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: records of backends no longer configured removed",
-			slog.String("subject", callerkey.Of(who.Issuer, who.Subject)), slog.Int("records", n))
+			slog.String("subject", callerkey.Of(who.Issuer, who.Subject)), slog.Int("records", len(gone)))
 	}
-	return n > 0 && err == nil
+	return len(gone) > 0 && err == nil
 }
 
 // maxKeepReads bounds keep's reads of a record that changes under it (refreshes, disconnects,

@@ -101,6 +101,10 @@ type fixtureOptions struct {
 	// ahead sets this replica's clock that much ahead of the fixture's clock, which the store
 	// keeps time by.
 	ahead time.Duration
+	// vaultKeys, when set, are this replica's userOAuth.keys (default testKeys).
+	vaultKeys []seal.Key
+	// scopes, when set, are the backend's configured scopes (default: its metadata's).
+	scopes []string
 }
 
 func newFixture(t *testing.T, o fixtureOptions) *fixture {
@@ -153,7 +157,8 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 	now := func() time.Time { return f.clock.Now().Add(o.ahead) }
 	signIn := webpage.NewSignIn(webpage.SignInConfig{Issuer: f.idp.Issuer(), ClientID: pagesClientID, ClientSecret: pagesClientSecret,
 		RedirectURL: base + "/signin/callback", SessionTTL: 10 * time.Minute}, ring, nil, now)
-	b := Backend{Name: backendName, URL: f.backend.URL(), Registration: o.registration, Timeout: cmp.Or(o.timeout, time.Second)}
+	b := Backend{Name: backendName, URL: f.backend.URL(), Registration: o.registration, Timeout: cmp.Or(o.timeout, time.Second),
+		Scopes: o.scopes}
 	if o.registration == "" || o.registration == RegistrationStatic {
 		b.ClientID, b.ClientSecret, b.AuthServer = asClientID, asClientSecret, f.as.Issuer()
 		f.redirect = base + "/connect/callback/" + backendName
@@ -168,7 +173,11 @@ func newFixture(t *testing.T, o fixtureOptions) *fixture {
 		recs = o.records(recs)
 	}
 	replay, _ := f.store.(store.Replay)
-	f.svc, err = New(Config{Keys: testKeys}.WithDefaults(), append([]Backend{b}, more...), Deps{Records: recs, Store: f.store, Replay: replay, Keys: ring,
+	vaultKeys := testKeys
+	if o.vaultKeys != nil {
+		vaultKeys = o.vaultKeys
+	}
+	f.svc, err = New(Config{Keys: vaultKeys}.WithDefaults(), append([]Backend{b}, more...), Deps{Records: recs, Store: f.store, Replay: replay, Keys: ring,
 		SignIn: signIn, BaseURL: base, Logger: slog.New(slog.NewTextHandler(f.log, nil)), Observer: f.obs,
 		Clock: now, HTTPClient: f.asLink.client()})
 	if err != nil {

@@ -28,15 +28,19 @@ type link struct {
 
 // state is the OAuth state parameter of one authorization round trip (RFC 6749 §10.12), sealed:
 // the caller and backend the tokens are for, the authorization server and client it went to,
-// and a nonce that is used once and ties it to the browser's flow cookie.
+// the scope it asked (granted when the token answer names none, RFC 6749 §5.1, whatever the
+// callback's replica would ask now), and a nonce that is used once and ties it to the browser's
+// flow cookie.
 type state struct {
-	Issuer     string    `json:"iss"`
-	Subject    string    `json:"sub"`
-	Backend    string    `json:"be"`
-	AuthServer string    `json:"as"`
-	ClientID   string    `json:"cid"`
-	Nonce      string    `json:"n"`
-	Expiry     time.Time `json:"exp"`
+	Issuer     string `json:"iss"`
+	Subject    string `json:"sub"`
+	Backend    string `json:"be"`
+	AuthServer string `json:"as"`
+	ClientID   string `json:"cid"`
+	// Scope is nil in a state sealed before states carried it.
+	Scope  *string   `json:"sc"`
+	Nonce  string    `json:"n"`
+	Expiry time.Time `json:"exp"`
 }
 
 // flow is what the browser keeps of its round trip, sealed into its flow cookie: the nonce its

@@ -336,8 +336,9 @@ func (s *Service) start(w http.ResponseWriter, r *http.Request, sess *webpage.Se
 	}
 	exp := s.now().Add(s.cfg.ConsentTTL)
 	f := flow{Nonce: rand.Text(), Verifier: oauth2.GenerateVerifier(), Expiry: exp}
+	scope := strings.Join(d.scopes, " ")
 	stateTok, err1 := sealJSON(s.states, state{Issuer: sess.Issuer, Subject: sess.Subject, Backend: backend,
-		AuthServer: d.as.Issuer, ClientID: c.ID, Nonce: f.Nonce, Expiry: exp})
+		AuthServer: d.as.Issuer, ClientID: c.ID, Scope: &scope, Nonce: f.Nonce, Expiry: exp})
 	flowTok, err2 := sealJSON(s.flows, f)
 	authURL, err3 := url.Parse(d.as.AuthorizationEndpoint)
 	if err := errors.Join(err1, err2, err3); err != nil {
@@ -352,8 +353,8 @@ func (s *Service) start(w http.ResponseWriter, r *http.Request, sess *webpage.Se
 	q.Set("code_challenge", oauth2.S256ChallengeFromVerifier(f.Verifier))
 	q.Set("code_challenge_method", "S256")
 	q.Set("resource", st.cfg.resource())
-	if len(d.scopes) > 0 {
-		q.Set("scope", strings.Join(d.scopes, " "))
+	if scope != "" {
+		q.Set("scope", scope)
 	}
 	authURL.RawQuery = q.Encode()
 	webpage.SetCookie(w, flowCookiePrefix+backend, flowTok, s.cfg.ConsentTTL)

@@ -47,7 +47,10 @@ func (s *Service) disconnect(ctx context.Context, who vault.Caller, backend, by 
 }
 
 // RevokeSubject disconnects who from every per-user backend (the operator's revocation of a
-// user): it returns how many records went.
+// user), and removes who's records of backends the configuration no longer has (retired): it
+// returns how many records went. Left in the store, a retired backend's record would come back
+// to life with its backend (a rollback, a rename undone), connecting again a user the operator
+// revoked; its tokens cannot be revoked at their server, which nothing configured names.
 func (s *Service) RevokeSubject(ctx context.Context, who vault.Caller) (int, error) {
 	n := 0
 	for _, backend := range s.order {
@@ -59,7 +62,13 @@ func (s *Service) RevokeSubject(ctx context.Context, who vault.Caller) (int, err
 			n++
 		}
 	}
-	return n, nil
+	gone, err := s.vault.RemoveRetired(ctx, who, s.PerUser)
+	for _, backend := range gone {
+		s.obs.Revoked(backend, "admin", 1)
+		s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: disconnected", slog.String("subject", callerkey.Of(who.Issuer, who.Subject)),
+			slog.String("upstream", backend), slog.String("by", "admin"), slog.Bool("configured", false))
+	}
+	return n + len(gone), err
 }
 
 // RevokeBackend disconnects every caller from backend (the operator's revocation of a backend):
@@ -70,7 +79,7 @@ func (s *Service) RevokeSubject(ctx context.Context, who vault.Caller) (int, err
 func (s *Service) RevokeBackend(ctx context.Context, backend string) (int, error) {
 	st, ok := s.backends[backend]
 	if !ok {
-		return 0, ErrUnknownBackend
+		return revokeRetired(ctx, s, backend)
 	}
 	down, skipped := false, 0
 	n, err := s.vault.EachOfBackend(ctx, backend, func(e *vault.Entry) {
@@ -88,6 +97,22 @@ func (s *Service) RevokeBackend(ctx context.Context, backend string) (int, error
 		attrs = append(attrs, slog.Int("not_revoked", skipped))
 	}
 	s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: backend revoked", attrs...)
+	return n, err
+}
+
+// revokeRetired is RevokeBackend of a backend the configuration no longer has (removed, renamed,
+// no longer per-user): its records are removed, without asking any server to revoke their
+// tokens (nothing configured names it, nor the gateway's client there), so that they cannot
+// come back to life with the backend. ErrUnknownBackend when the store holds none: a name
+// mistyped is told apart from a backend whose records are gone.
+func revokeRetired(ctx context.Context, s *Service, backend string) (int, error) {
+	n, err := s.vault.EachOfBackend(ctx, backend, func(*vault.Entry) { /* nothing configured to revoke at */ })
+	if n == 0 && err == nil {
+		return 0, ErrUnknownBackend
+	}
+	s.obs.Revoked(backend, "admin", n)
+	s.log.LogAttrs(ctx, slog.LevelInfo, "useroauth: backend revoked", slog.String("upstream", backend), slog.Int("records", n),
+		slog.Int("not_revoked", n), slog.Bool("configured", false))
 	return n, err
 }
 

@@ -43,7 +43,9 @@ const (
 )
 
 // Observer receives the service's events for metrics. Every method must be cheap and
-// non-blocking; metrics.UserOAuth implements it. upstream is a configured backend's name.
+// non-blocking; metrics.UserOAuth implements it. upstream is a backend's name: a configured
+// one's, or, for the operator's revocation of records it left, a name the configuration no
+// longer has (metrics.UserOAuth counts those under its other label).
 type Observer interface {
 	// Consent counts a consent started (the user continued to the authorization server),
 	// completed (tokens stored) or failed (reason is one of FailureReasons).

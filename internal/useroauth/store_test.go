@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/testsupport/realop"
 	"github.com/mcp-gateway/gateway/internal/vault"
 )
@@ -225,4 +226,92 @@ func TestRetiredBackendsFreeTheirRecords(t *testing.T) {
 		t.Errorf("the record of a backend still configured: %v, want it kept", err)
 	}
 	expectContains(t, "the log", f.log.String(), "useroauth: records of backends no longer configured removed")
+}
+
+// TestOperatorRevocationsReachRetiredBackends: records of a backend the configuration no longer
+// has (removed, renamed) are the operator's to end as well. A revocation of a user removes
+// them with the records of the backends configured, and a revocation naming such a backend
+// removes its records, though neither can ask their server to revoke the tokens (nothing
+// configured names it). Left in the store, they would come back to life when the backend
+// returns to the configuration (a rollback, a rename undone): a user the operator revoked
+// would be connected again, with tokens the operator believed gone. A name that holds no
+// record and is not configured is still unknown (404).
+func TestOperatorRevocationsReachRetiredBackends(t *testing.T) {
+	t.Parallel()
+	other := func(name string) Backend {
+		return Backend{Name: name, URL: "https://" + name + ".example/mcp", ClientID: "gateway-at-" + name}
+	}
+	put := func(f *fixture, who vault.Caller, name string) {
+		t.Helper()
+		if err := f.svc.Vault().Put(t.Context(), &vault.Token{Issuer: who.Issuer, Subject: who.Subject, Backend: name,
+			Resource: "https://" + name + ".example/mcp", AuthServer: "https://" + name + ".example", ClientID: "gateway-at-" + name,
+			AccessToken: "at-" + name + "-" + who.Subject, RefreshToken: "rt-" + name + "-" + who.Subject, Connected: f.clock.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Before and after the reload: "retired" is gone, "kept" stays.
+	old := newFixture(t, fixtureOptions{redis: true, more: []Backend{other("kept"), other("retired")}})
+	f := newFixture(t, fixtureOptions{replicaOf: old, more: []Backend{other("kept")}})
+	alice, bob := old.caller(realop.UserID), old.caller(realop.OtherUserID)
+	for _, who := range []vault.Caller{alice, bob} {
+		put(old, who, "kept")
+		put(old, who, "retired")
+	}
+
+	n, err := f.svc.RevokeSubject(t.Context(), alice)
+	if err != nil || n != 2 {
+		t.Fatalf("RevokeSubject: %d, %v; want 2 (the configured backend's record and the retired one's)", n, err)
+	}
+	// The configuration with the backend back (old, on the same store): alice's grant is gone.
+	if tok, ok, err := old.svc.Token(t.Context(), "retired", alice); ok || err != nil {
+		t.Errorf("the revoked user's token for a backend back in the configuration: %q, %v, %v; want none", tok, ok, err)
+	}
+	if _, ok, err := old.svc.Token(t.Context(), "retired", bob); !ok || err != nil {
+		t.Fatalf("another user's record of the retired backend: %v, %v; want it kept", ok, err)
+	}
+
+	n, err = f.svc.RevokeBackend(t.Context(), "retired")
+	if err != nil || n != 1 {
+		t.Fatalf("RevokeBackend of a backend no longer configured: %d, %v; want its one record removed", n, err)
+	}
+	if _, ok, err := old.svc.Token(t.Context(), "retired", bob); ok || err != nil {
+		t.Errorf("a token of the revoked retired backend: %v, %v; want none", ok, err)
+	}
+	if _, ok, _ := old.svc.Token(t.Context(), "kept", bob); !ok {
+		t.Error("the revocation of a retired backend removed another backend's record")
+	}
+	if _, err := f.svc.RevokeBackend(t.Context(), "retired"); !errors.Is(err, ErrUnknownBackend) {
+		t.Errorf("revoking again a retired backend that holds no record: %v, want ErrUnknownBackend", err)
+	}
+	expectContains(t, "the log", f.log.String(), "useroauth: backend revoked")
+}
+
+// TestRecordUnderAKeyNotHeldStays: during a rollout that adds a vault key, a replica already
+// updated seals with the new key while one not yet updated does not hold it (the key was
+// appended in one step, or the replica runs the configuration before). The replica that cannot
+// open such a record does not remove it, which would end the caller's connection on every
+// replica, those that hold the key included, and leave its tokens valid at the server with
+// nobody holding them: to that replica the caller is not connected (asked to connect), and
+// every replica holding the key goes on using the record. A record under a key nobody holds
+// any more is left to its expiry or to the caller's next connect, which replaces it.
+func TestRecordUnderAKeyNotHeldStays(t *testing.T) {
+	t.Parallel()
+	older := newFixture(t, fixtureOptions{redis: true})
+	newKey := seal.Key{ID: "k2", Secret: []byte("another-test-only-secret-of-32-bytes-or-more")}
+	updated := newFixture(t, fixtureOptions{replicaOf: older, vaultKeys: append(append([]seal.Key{}, testKeys...), newKey)})
+	alice, tok := connected(t, updated)
+
+	if got, ok, err := older.svc.Token(t.Context(), backendName, alice); ok || err != nil {
+		t.Fatalf("a replica without the record's key: %q, %v, %v; want not connected there", got, ok, err)
+	}
+	if _, err := older.svc.Vault().Get(t.Context(), alice, backendName); !errors.Is(err, vault.ErrUnreadable) {
+		t.Fatalf("the record, read by the replica without its key: %v, want there and unreadable", err)
+	}
+	if got := updated.mustToken(t, alice); got != tok {
+		t.Error("the replica holding the key got another token than the one it stored")
+	}
+	if who, err := updated.whoami(t, tok); err != nil || who == "" {
+		t.Errorf("the backend with the token: %q, %v", who, err)
+	}
+	expectContains(t, "the log", older.log.String(), "useroauth: a token record is sealed under a key this replica does not hold")
 }

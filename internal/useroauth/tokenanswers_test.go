@@ -579,3 +579,37 @@ func refreshIsOneCallers(t *testing.T, answer *tokenAnswer, what, revoked string
 		t.Fatal("bob's refresh was not sent")
 	}
 }
+
+// TestGrantedScopeIsTheOneAsked: a token answer without a scope grants the scope the round trip
+// asked (RFC 6749 §5.1), which the list page shows as granted. The scopes a backend asks may
+// change between the round trip's start and its callback (the resource metadata's
+// scopes_supported, kept an hour per replica, changed; a reload; the callback taken by another
+// replica): what is kept is what the user was asked for, not what the callback's replica would
+// ask now.
+func TestGrantedScopeIsTheOneAsked(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, fixtureOptions{redis: true})
+	wider := newFixture(t, fixtureOptions{replicaOf: f, sharedURL: true, scopes: []string{"openid", "offline_access", "notes", "admin"}})
+	alice := f.caller(realop.UserID)
+	b := f.browser(t)
+	u := held(t, f, b, f.idp.Username(), f.as.Username(), f.link(t, alice))
+	o, err := url.Parse(wider.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Host = o.Host
+	f.asLink.answer.Store(&tokenAnswer{http.StatusOK,
+		`{"access_token":"at-asked","token_type":"Bearer","refresh_token":"rt-asked","expires_in":600}`})
+	status, _, page := b.get(u.String())
+	f.asLink.answer.Store(nil)
+	if status != http.StatusOK {
+		t.Fatalf("the callback on the replica asking wider scopes: %d\n%s", status, page)
+	}
+	e, err := f.svc.Vault().Get(t.Context(), alice, backendName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Scope != "openid offline_access notes" {
+		t.Errorf("granted scope %q, want the one asked, %q", e.Scope, "openid offline_access notes")
+	}
+}

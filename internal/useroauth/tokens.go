@@ -132,6 +132,15 @@ func (s *Service) usable(ctx context.Context, st *backendState, who vault.Caller
 	switch {
 	case errors.Is(err, vault.ErrNotFound):
 		return nil, nil
+	case errors.Is(err, vault.ErrKeyNotHeld):
+		// Sealed under a key this replica does not hold: one added by a rollout still under
+		// way, which the replicas already updated open and use, or one removed. Removed here,
+		// it would be gone for every replica, its tokens left valid at the server with nobody
+		// holding them: to this replica the caller is not connected, and a connect replaces
+		// the record, as does its expiry.
+		s.log.LogAttrs(ctx, slog.LevelWarn, "useroauth: a token record is sealed under a key this replica does not hold; left in place",
+			slog.String("subject", callerkey.Of(who.Issuer, who.Subject)), slog.String("upstream", st.cfg.Name))
+		return nil, nil
 	case errors.Is(err, vault.ErrUnreadable):
 		s.drop(ctx, who, st.cfg.Name, e, "the record does not open")
 		return nil, nil

@@ -51,7 +51,7 @@ func (v *Vault) open(owner Owner, backend string, rec []byte) (*Entry, error) {
 	}
 	i := v.keyIndex(kid)
 	if i < 0 {
-		return nil, fmt.Errorf("%w: sealed under a key no longer configured", ErrUnreadable)
+		return nil, fmt.Errorf("%w: %w", ErrUnreadable, ErrKeyNotHeld)
 	}
 	raw, err := base64.RawURLEncoding.Strict().DecodeString(body)
 	k := &v.keys[i]
@@ -245,29 +245,29 @@ func (v *Vault) takeOwned(ctx context.Context, owner Owner, backend string) (*En
 }
 
 // RemoveRetired removes who's records of backends that are not current (the configuration no
-// longer has them), whatever they hold, and returns how many went. Their tokens are not
-// revoked: no configured backend names the server that issued them or the gateway's client
-// there.
-func (v *Vault) RemoveRetired(ctx context.Context, who Caller, current func(backend string) bool) (int, error) {
+// longer has them), whatever they hold, and returns the backends whose records went. Their
+// tokens are not revoked: no configured backend names the server that issued them or the
+// gateway's client there.
+func (v *Vault) RemoveRetired(ctx context.Context, who Caller, current func(backend string) bool) ([]string, error) {
 	owner := string(who.Owner())
 	all, err := v.recs.OwnerRecords(ctx, owner, v.life())
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	n := 0
+	var gone []string
 	for backend, rec := range all {
 		if current(backend) {
 			continue
 		}
 		removed, err := v.recs.DeleteRecord(ctx, owner, backend, rec)
 		if err != nil {
-			return n, err
+			return gone, err
 		}
 		if removed {
-			n++
+			gone = append(gone, backend)
 		}
 	}
-	return n, nil
+	return gone, nil
 }
 
 // Count returns how many callers hold a record for backend.

@@ -63,6 +63,10 @@ var (
 	// ErrUnreadable: a record is there but does not open (a key no longer configured, a record
 	// moved or altered in the store). The caller removes it and asks for consent again.
 	ErrUnreadable = errors.New("vault: record does not open")
+	// ErrKeyNotHeld, beside ErrUnreadable: the record is sealed under a key this vault does not
+	// hold, one removed or one newer than its configuration (a rollout adding a key, where
+	// other replicas hold it and use the record). The caller leaves it in place.
+	ErrKeyNotHeld = errors.New("vault: record sealed under a key not held")
 	// ErrFull: the caller already holds its budget of records.
 	ErrFull = errors.New("vault: the caller holds its budget of tokens")
 	// ErrTooLarge: the tokens do not fit MaxRecordBytes.

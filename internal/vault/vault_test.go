@@ -175,8 +175,8 @@ func testRotation(t *testing.T, open func(t *testing.T) (store.Records, store.St
 	if err := old.Put(ctx, tokenFor(bob, "saas", "never-resealed")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := onlyB.Get(ctx, bob, "saas"); !errors.Is(err, ErrUnreadable) {
-		t.Errorf("a record under a removed key: %v", err)
+	if _, err := onlyB.Get(ctx, bob, "saas"); !errors.Is(err, ErrUnreadable) || !errors.Is(err, ErrKeyNotHeld) {
+		t.Errorf("a record under a removed key: %v, want ErrUnreadable and ErrKeyNotHeld", err)
 	}
 	// B added open-only (the first step of a rotation across replicas): it opens B's records
 	// but A still seals, and A's records are not stale.
@@ -455,9 +455,9 @@ func testRemoveRetired(t *testing.T, open func(t *testing.T) (store.Records, sto
 			t.Fatal(err)
 		}
 	}
-	n, err := v.RemoveRetired(ctx, alice, func(backend string) bool { return backend == "saas" })
-	if n != 1 || err != nil {
-		t.Fatalf("RemoveRetired = %d, %v; want 1", n, err)
+	gone, err := v.RemoveRetired(ctx, alice, func(backend string) bool { return backend == "saas" })
+	if len(gone) != 1 || gone[0] != "gone" || err != nil {
+		t.Fatalf("RemoveRetired = %q, %v; want [gone]", gone, err)
 	}
 	if _, err := v.Get(ctx, alice, "gone"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("alice's retired record: %v, want removed", err)

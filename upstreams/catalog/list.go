@@ -97,6 +97,12 @@ type ListRequest struct {
 	// one. It is bound into the cursor's digest, so a cursor cut on one endpoint is refused on
 	// another even when both show the same items.
 	View string
+	// Reaches, when set, says which backends the caller may see anything of (the endpoint's
+	// set, the caller's policy): a backend that acts as each caller with that caller's own
+	// account (per-user OAuth) is not asked for a caller it is false for, so the caller's
+	// account token is neither sent there nor refreshed nor kept in use by lists of items the
+	// caller would not be shown. Nil asks every backend.
+	Reaches func(upstream string) bool
 }
 
 // listQuery is what a backend list request carries from the client's ListRequest.
@@ -108,6 +114,14 @@ type listQuery struct {
 	// subject is the caller's token for the backends that exchange it; subjectKey its
 	// backend.SubjectKey, or "" to have it computed.
 	subject, subjectKey string
+	// reaches is ListRequest.Reaches.
+	reaches func(upstream string) bool
+}
+
+// unreached reports whether b is a backend acting as each caller that q's caller may see
+// nothing of (ListRequest.Reaches): it is not asked for that caller.
+func (q *listQuery) unreached(b *backend.Backend) bool {
+	return q.reaches != nil && b.PerUser() && !q.reaches(b.Name())
 }
 
 // listItem is one item of a merged list, renamed to its namespaced form.
@@ -203,7 +217,7 @@ func (c *Catalog) List(ctx context.Context, req *ListRequest) (json.RawMessage, 
 		return nil, err
 	}
 	m, err := c.fetchList(ctx, spec, &listQuery{meta: p.Meta, version: meta.ProtocolVersion, hdr: req.Header,
-		cacheKey: req.CacheKey, subject: req.SubjectToken, subjectKey: req.SubjectKey})
+		cacheKey: req.CacheKey, subject: req.SubjectToken, subjectKey: req.SubjectKey, reaches: req.Reaches})
 	if err != nil {
 		return nil, err
 	}
@@ -276,6 +290,11 @@ func (c *Catalog) fetchList(ctx context.Context, spec listSpec, q *listQuery) (*
 	errs := make([]error, len(c.backends))
 	var wg sync.WaitGroup
 	for i, b := range c.backends {
+		if q.unreached(b) {
+			// Its items would be shown to nobody here: the caller's account is not used.
+			parts[i] = &part{absent: true, private: true}
+			continue
+		}
 		// Cached parts are taken here; only backends to ask get a goroutine, so a warm list
 		// starts none.
 		if parts[i] = c.cachedPart(b, spec, q); parts[i] != nil {

@@ -34,7 +34,7 @@ type CatalogTool struct {
 }
 
 // Tools fetches the merged tools list (from the cache or the backends, exactly as List does)
-// for req, whose Method, Visible and Private are ignored.
+// for req, whose Method, Visible and Private are ignored (Reaches is not).
 func (c *Catalog) Tools(ctx context.Context, req *ListRequest) (*ToolCatalog, error) {
 	spec, _ := listSpecFor(wire.MethodToolsList)
 	meta, err := jsonrpc.ParseMeta(metaOf(req.Params))
@@ -42,7 +42,7 @@ func (c *Catalog) Tools(ctx context.Context, req *ListRequest) (*ToolCatalog, er
 		return nil, err
 	}
 	m, err := c.fetchList(ctx, spec, &listQuery{meta: metaOf(req.Params), version: meta.ProtocolVersion,
-		hdr: req.Header, cacheKey: req.CacheKey, subject: req.SubjectToken, subjectKey: req.SubjectKey})
+		hdr: req.Header, cacheKey: req.CacheKey, subject: req.SubjectToken, subjectKey: req.SubjectKey, reaches: req.Reaches})
 	if err != nil {
 		return nil, err
 	}
