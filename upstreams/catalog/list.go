@@ -98,10 +98,11 @@ type ListRequest struct {
 	// another even when both show the same items.
 	View string
 	// Reaches, when set, says which backends the caller may see anything of (the endpoint's
-	// set, the caller's policy): a backend that acts as each caller with that caller's own
-	// account (per-user OAuth) is not asked for a caller it is false for, so the caller's
-	// account token is neither sent there nor refreshed nor kept in use by lists of items the
-	// caller would not be shown. Nil asks every backend.
+	// set, the caller's policy): a backend that acts as each caller (per-user OAuth with the
+	// caller's own account, token exchange with the caller's token) is not asked for a caller
+	// it is false for, so no token of that caller is looked up, exchanged, refreshed, sent
+	// there or kept in use by lists of items the caller would not be shown. Nil asks every
+	// backend.
 	Reaches func(upstream string) bool
 }
 
@@ -121,7 +122,7 @@ type listQuery struct {
 // unreached reports whether b is a backend acting as each caller that q's caller may see
 // nothing of (ListRequest.Reaches): it is not asked for that caller.
 func (q *listQuery) unreached(b *backend.Backend) bool {
-	return q.reaches != nil && b.PerUser() && !q.reaches(b.Name())
+	return q.reaches != nil && (b.PerUser() || b.ExchangesTokens()) && !q.reaches(b.Name())
 }
 
 // listItem is one item of a merged list, renamed to its namespaced form.
