@@ -36,14 +36,8 @@ func checkAsked(x *request, result []byte) error {
 	if x.internal {
 		return nil
 	}
-	var inputs []byte
-	_ = jsonrpc.Members(result, func(key, val []byte) error {
-		if string(key) == "inputRequests" {
-			inputs = val
-		}
-		return nil
-	})
-	if len(inputs) == 0 || inputs[0] != '{' {
+	inputs := inputRequestsOf(result)
+	if inputs == nil {
 		return nil // only a requestState: nothing is asked (resultShape checked the shape)
 	}
 	// 2025-11-25 is the revision whose client capabilities for these requests are 2026-07-28's.
@@ -103,4 +97,20 @@ func needs(r era.InputRequest) []string {
 		return []string{era.CapSamplingTools, era.CapSamplingContext}
 	}
 	return []string{r.Capability}
+}
+
+// inputRequestsOf is the inputRequests object of an input_required result, nil when it has none
+// (or one that is not an object).
+func inputRequestsOf(result []byte) []byte {
+	var inputs []byte
+	_ = jsonrpc.Members(result, func(key, val []byte) error {
+		if string(key) == "inputRequests" {
+			inputs = val
+		}
+		return nil
+	})
+	if len(inputs) == 0 || inputs[0] != '{' {
+		return nil
+	}
+	return inputs
 }

@@ -156,10 +156,11 @@ var readEntry = [...][]byte{[]byte("method"), []byte("params")}
 
 // readParams are the params members the gateway reads or writes in a request to a client:
 // mode and url (URL-mode elicitation, which needs elicitation.url), elicitationId (added when
-// absent), tools and includeContext (sampling.tools, sampling.context), _meta (reserved keys
-// dropped, the guardrails' annotation added).
-var readParams = [...][]byte{[]byte("mode"), []byte("url"), []byte("elicitationId"), []byte("tools"),
-	[]byte("includeContext"), []byte("_meta")}
+// absent), requestedSchema (a form's fields, checked flat: formschema.go), tools and
+// includeContext (sampling.tools, sampling.context; includeContext rewritten: context.go),
+// _meta (reserved keys dropped, the guardrails' annotation added).
+var readParams = [...][]byte{[]byte("mode"), []byte("url"), []byte("elicitationId"), []byte("requestedSchema"),
+	[]byte("tools"), []byte("includeContext"), []byte("_meta")}
 
 // spelledOtherwise refuses obj (an object) when a member of it is one of names spelled otherwise
 // ("Mode", "include_context", "_META", "METHOD"; jsonrpc.FoldEqual), naming the first. The
@@ -185,7 +186,7 @@ func spelledOtherwise(obj []byte, names [][]byte) error {
 func elicitation(r InputRequest, version string, params []byte) (InputRequest, error) {
 	mode := "form"
 	hasID := false
-	var link []byte
+	var link, schema []byte
 	var err error
 	_ = jsonrpc.Members(params, func(k, v []byte) error {
 		switch string(k) {
@@ -197,6 +198,8 @@ func elicitation(r InputRequest, version string, params []byte) (InputRequest, e
 			hasID = true
 		case "url":
 			link = v
+		case "requestedSchema":
+			schema = v
 		}
 		return nil
 	})
@@ -206,6 +209,9 @@ func elicitation(r InputRequest, version string, params []byte) (InputRequest, e
 	case "form":
 		r.Capability = CapElicitationForm
 		keepMode = version == V20251125
+		if err := checkFormSchema(schema); err != nil {
+			return r, err
+		}
 	case "url":
 		r.Capability = CapElicitationURL
 		if err := webPage(link); err != nil {
