@@ -17,8 +17,9 @@ import (
 // asked. Unless the operator trusts a backend with it (its samplingContext setting), the gateway
 // keeps the two consistent:
 //
-//   - the clientCapabilities a backend receives never declare sampling.context, so a backend
-//     that follows the protocol does not ask for context;
+//   - the clientCapabilities of a request routed to a backend never declare sampling.context,
+//     so a backend that follows the protocol does not ask for context (a listen, which can ask
+//     nothing, is forwarded as it came);
 //   - a sampling request a backend makes anyway reaches the client with includeContext "none":
 //     in a 2026-07-28 backend's input_required round (for either era's client) and in a 2025
 //     backend's own request during a call. It is then a plain sampling request, which needs

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/nodecache"
 )
@@ -335,6 +337,45 @@ func TestNestedFormSchema(t *testing.T) {
 					t.Errorf("got %+v %+v; want -32010 naming the requestedSchema", r.Result, r.Error)
 				}
 			})
+		}
+	}
+}
+
+// TestSamplingContext20250326: a 2025-03-26 client, whose revision has no flag for context and
+// which reads includeContext whenever it declares sampling, is asked by either backend with
+// includeContext "none" (read on the wire, as it gets the request on its call's stream), and the
+// backend gets its answer.
+func TestSamplingContext20250326(t *testing.T) {
+	modern, old := contextBackends(t)
+	url := contextGatewayURL(t, modern, old)
+	raw := &legacyclient.Raw{Protocol: "2025-03-26"}
+	r := raw.Post(t, url, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26",`+
+		`"capabilities":{"sampling":{}},"clientInfo":{"name":"raw-0326","version":"1"}}}`)
+	sid := r.Header.Get("Mcp-Session-Id")
+	if r.Status != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %s", r)
+	}
+	if n := raw.Post(t, url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); n.Status != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %s", n)
+	}
+	for _, backend := range []string{"modern", "old"} {
+		for _, value := range []string{"thisServer", "allServers"} {
+			st := raw.Open(t, url, sid, raw.CallArgs(backend+"__sample", `{"context":"`+value+`"}`))
+			req := st.NextRequest(t, "sampling/createMessage")
+			var p struct {
+				IncludeContext *string `json:"includeContext"`
+			}
+			if err := json.Unmarshal(req.Params, &p); err != nil || p.IncludeContext == nil || *p.IncludeContext != "none" {
+				t.Errorf("%s %s: the client was asked %s, want includeContext none", backend, value, req.Params)
+			}
+			answer := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"role":"assistant","model":"m","content":{"type":"text","text":"ok"}}}`, req.ID)
+			if a := raw.Post(t, url, sid, answer); a.Status != http.StatusAccepted {
+				t.Fatalf("%s %s: answer: %s", backend, value, a)
+			}
+			res := st.NextResult(t)
+			if got := legacyclient.ResultText([]json.RawMessage{json.RawMessage(`{"result":` + string(res.Result) + `}`)}); got != "sampled ok" {
+				t.Errorf("%s %s: result %s error %s, want the backend to have got the answer", backend, value, res.Result, res.Error)
+			}
 		}
 	}
 }
