@@ -7,6 +7,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/intercept"
+	"github.com/mcp-gateway/gateway/internal/testsupport/intercepttest"
 )
 
 // recordingAskBackend is an askBackend that keeps the params of the last tools/call it got.
@@ -113,8 +116,8 @@ func TestBackendSamplingAsksNoContext(t *testing.T) {
 }
 
 // TestBackendNotToldOfSamplingContext: the clientCapabilities a backend receives declare no
-// sampling.context, in any spelling a case-folding backend reads as it ("Sampling", "CONTEXT"),
-// the rest of them as the client wrote them; a backend trusted with context gets them as they
+// sampling.context, in any spelling a case-folding backend reads as it ("Sampling", "CONTEXT",
+// escapes), the rest of them as the client wrote them; a backend trusted with context gets them as they
 // are.
 func TestBackendNotToldOfSamplingContext(t *testing.T) {
 	b := &recordingAskBackend{}
@@ -126,6 +129,8 @@ func TestBackendNotToldOfSamplingContext(t *testing.T) {
 		{`{"sampling":{"Context":{}},"elicitation":{"form":{}}}`, `{"sampling":{},"elicitation":{"form":{}}}`},
 		{`{"Sampling":{"CONTEXT":{},"tools":{}}}`, `{"Sampling":{"tools":{}}}`},
 		{`{"sampling":{"con_text":{}}}`, `{"sampling":{}}`},
+		{`{"sampling":{"con\u0074ext":{},"tools":{}}}`, `{"sampling":{"tools":{}}}`},
+		{`{"s\u0061mpling":{"context":{}}}`, `{"sampling":{}}`},
 		{`{"sampling":{"tools":{}}}`, `{"sampling":{"tools":{}}}`},
 	} {
 		r := askCalls[0].post(t, url, tt.caps)
@@ -157,4 +162,23 @@ func forwardedCaps(t *testing.T, params []byte) string {
 		t.Fatalf("forwarded params %s: %v", params, err)
 	}
 	return string(p.Meta["io.modelcontextprotocol/clientCapabilities"])
+}
+
+// TestMutatedRoundAsksNoContext: an interceptor's response phase that puts context into a
+// round's sampling request (a backend that asked for none, mutated to "allServers") does not get
+// it to the client: the rewrite reads the round as the client will get it.
+func TestMutatedRoundAsksNoContext(t *testing.T) {
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "m", Type: intercept.TypeMutation,
+		Handle: replace(`"includeContext":"none"`, `"includeContext":"allServers"`)}})
+	b := &askBackend{}
+	b.set(`{"resultType":"input_required","inputRequests":{"k":{"method":"sampling/createMessage","params":{` +
+		`"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":5,"includeContext":"none"}}},"requestState":"backend-state"}`)
+	url := askGateway(t, Config{}, b, governs("m", ics.URL(), intercept.TypeMutation, "response", []string{"*"}, nil, nil))
+	r := askCalls[0].post(t, url, `{"sampling":{"context":{}}}`)
+	if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"includeContext":"none"`) || strings.Contains(string(r.Body), "allServers") {
+		t.Fatalf("%d %s, want the round relayed with includeContext none", r.Status, r.Body)
+	}
+	if len(ics.Invocations()) == 0 {
+		t.Fatal("the interceptor was not invoked")
+	}
 }
