@@ -17,6 +17,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/gateway/internal/intercept"
+	"github.com/mcp-gateway/gateway/internal/testsupport/intercepttest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/legacyclient"
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/internal/testsupport/nodecache"
@@ -377,5 +379,51 @@ func TestSamplingContext20250326(t *testing.T) {
 				t.Errorf("%s %s: result %s error %s, want the backend to have got the answer", backend, value, res.Result, res.Error)
 			}
 		}
+	}
+}
+
+// TestSamplingContextMutatedAsk: a response-phase interceptor that puts context into a
+// backend's sampling request (includeContext "none" mutated to "allServers") does not get it to
+// the client, for a 2026-07-28 backend's round and a 2025-11-25 backend's mid-call request
+// alike: the rewrite comes after the interceptors. The go-sdk client at 2025-11-25 declaring
+// sampling with context is asked with "none" both times.
+func TestSamplingContextMutatedAsk(t *testing.T) {
+	modern, old := contextBackends(t)
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "ctx", Type: intercept.TypeMutation,
+		Handle: intercepttest.Mutate(func(_ string, p json.RawMessage) json.RawMessage {
+			if !strings.Contains(string(p), `"includeContext":"none"`) {
+				return nil
+			}
+			return json.RawMessage(strings.ReplaceAll(string(p), `"includeContext":"none"`, `"includeContext":"allServers"`))
+		})}})
+	gw := startTestGateway(t, func(c *Config) {
+		c.MRTR.Keys = testKeys
+		c.Legacy.Enabled = true
+		for i := range c.Upstreams {
+			if c.Upstreams[i].Name == "old" {
+				c.Upstreams[i].Protocol = "2025-11-25"
+			}
+		}
+		c.Interceptors = []InterceptorConfig{{Config: intercept.Config{Name: "ctx", URL: ics.URL(), Type: intercept.TypeMutation,
+			Rules: []intercept.RuleConfig{{Tools: []string{"sample"}, Phases: []string{"response"}}}}}}
+	}, modern, old)
+	rec := &sampledContexts{}
+	cs := connectSampling(t, "http://"+gw.MCP+"/mcp", "2025-11-25", rec)
+	for _, backend := range []string{"modern", "old"} {
+		if got := callContext(t, cs, backend, "none"); got != "sampled ok" {
+			t.Fatalf("%s: the backend got %q, want the model's answer", backend, got)
+		}
+		if seen := rec.take(); len(seen) != 1 || seen[0] != "none" {
+			t.Errorf("%s: the client was asked with includeContext %q, want none", backend, seen)
+		}
+	}
+	mutated := 0
+	for _, inv := range ics.Invocations() {
+		if strings.Contains(string(inv.Payload), `"includeContext":"none"`) {
+			mutated++
+		}
+	}
+	if mutated < 2 {
+		t.Fatalf("the interceptor saw %d sampling requests, want both backends'", mutated)
 	}
 }
