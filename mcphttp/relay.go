@@ -128,7 +128,9 @@ func checkFinal(x *request, result []byte, kind resultKind, held *int) (released
 	// backend, or an interceptor that mutated it), once its sampling requests ask for no context
 	// the backend is not trusted with (samplingcontext.go).
 	if kind == kindInputRequired {
-		result = roundWithoutContext(x, result)
+		if result, err = roundWithoutContext(x, result); err != nil {
+			return nil, nil, err
+		}
 		if err := checkAsked(x, result); err != nil {
 			return nil, nil, err
 		}

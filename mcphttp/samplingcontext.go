@@ -3,6 +3,7 @@ package mcphttp
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
@@ -33,19 +34,23 @@ import (
 func trustsContext(s *Server, upstream string) bool { return s.samplingContext[upstream] }
 
 // roundWithoutContext returns a backend's input_required result with every sampling request in
-// its inputRequests asking for no context, unless x's backend is trusted with it. A result it
-// cannot read is returned as it is, for checkAsked and resultShape to refuse.
-func roundWithoutContext(x *request, result []byte) []byte {
+// its inputRequests asking for no context, unless x's backend is trusted with it. A result
+// without inputRequests is returned as it is; inputRequests that cannot be read are an invalid
+// result, never relayed with their context.
+func roundWithoutContext(x *request, result []byte) ([]byte, error) {
 	if trustsContext(x.s, x.route.upstream) {
-		return result
+		return result, nil
 	}
 	inputs := inputRequestsOf(result)
 	if inputs == nil {
-		return result
+		return result, nil
 	}
 	rewritten, changed, err := era.InputRequestsWithoutContext(inputs)
-	if err != nil || !changed {
-		return result
+	if err != nil {
+		return nil, invalidResult(strings.TrimPrefix(err.Error(), "era: "))
+	}
+	if !changed {
+		return result, nil
 	}
 	out, err := era.FilterObject(make([]byte, 0, len(result)), result, func(k, v []byte) ([]byte, bool) {
 		if string(k) == "inputRequests" {
@@ -54,9 +59,9 @@ func roundWithoutContext(x *request, result []byte) []byte {
 		return v, true
 	})
 	if err != nil {
-		return result
+		return nil, invalidResult("inputRequests: " + err.Error())
 	}
-	return out
+	return out, nil
 }
 
 // asksWithoutContext makes the sampling requests a pre-2026 backend sends during x's call reach
@@ -70,9 +75,11 @@ func asksWithoutContext(ctx context.Context, x *request) context.Context {
 	}
 	return upstreams.WithClientRequests(ctx, func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 		if method == era.MethodSamplingCreate && len(params) > 0 && params[0] == '{' {
-			if p, changed, err := era.SamplingWithoutContext(params); err == nil && changed {
-				params = p
+			p, _, err := era.SamplingWithoutContext(params)
+			if err != nil {
+				return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: the gateway cannot relay this "+method+" request")
 			}
+			params = p
 		}
 		return ask(ctx, method, params)
 	})

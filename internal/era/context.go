@@ -48,13 +48,20 @@ func SamplingWithoutContext(params []byte) ([]byte, bool, error) {
 
 // InputRequestsWithoutContext returns inputRequests (an object of entries) with every
 // sampling/createMessage entry's params passed through SamplingWithoutContext, and reports
-// whether any changed. Other entries, and entries it cannot read (left for InputRequests to
-// refuse), are kept as they are.
+// whether any changed. Other entries, and entries of a shape no client is asked (left for
+// InputRequests to refuse), are kept as they are. inputRequests that cannot be read at all are
+// an error: the round must not be relayed with its context.
 func InputRequestsWithoutContext(inputRequests []byte) ([]byte, bool, error) {
 	if err := scanObject(inputRequests); err != nil {
 		return nil, false, fmt.Errorf("era: inputRequests: %w", err)
 	}
 	changed := false
+	var inner error
+	keep := func(err error) {
+		if inner == nil {
+			inner = err
+		}
+	}
 	out, err := FilterObject(make([]byte, 0, len(inputRequests)), inputRequests, func(_, entry []byte) ([]byte, bool) {
 		if !isObject(entry) || !samplingEntry(entry) {
 			return entry, true
@@ -64,19 +71,21 @@ func InputRequestsWithoutContext(inputRequests []byte) ([]byte, bool, error) {
 				return v, true
 			}
 			p, c, err := SamplingWithoutContext(v)
-			if err != nil {
-				return v, true
-			}
+			keep(err)
 			changed = changed || c
 			return p, true
 		})
-		if err != nil {
-			return entry, true
-		}
+		keep(err)
 		return e, true
 	})
-	if err != nil || !changed {
-		return inputRequests, false, err
+	if err == nil {
+		err = inner
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("era: inputRequests: %w", err)
+	}
+	if !changed {
+		return inputRequests, false, nil
 	}
 	return out, true, nil
 }
