@@ -21,10 +21,10 @@ import (
 // Each entry is read as the legacy edge reads it for its clients (era.InputRequests): one of
 // the three methods a server may ask, params an object (or none, for roots/list), and the
 // capability it needs: elicitation.form for a form (mode "form" or none), elicitation.url for a
-// URL, sampling (sampling.tools when it offers tools, sampling.context when includeContext is
-// not "none"), roots; an entry or params member the check reads (method, params, mode, tools,
-// includeContext, …) spelled another way, which a case-folding client would read instead, is
-// refused there too. Declarations are read by era.ParseClientCaps: `elicitation: {}` declares
+// URL, sampling (sampling.tools when it offers tools or a toolChoice, sampling.context when
+// includeContext is not "none"), roots; an entry or params member the check reads (method,
+// params, mode, tools, includeContext, …) spelled another way, which a case-folding client would
+// read instead, is refused there too. Declarations are read by era.ParseClientCaps: `elicitation: {}` declares
 // form, and `{}` declares nothing. An entry of another shape is an invalid result.
 //
 // A request the pre-2026 edge built is left to that edge, which checks each entry against its

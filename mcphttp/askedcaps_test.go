@@ -146,6 +146,7 @@ func TestBackendAsksOnlyWhatWasDeclared(t *testing.T) {
 		{"sampling", `{"method":"sampling/createMessage","params":{` + msgs + `}}`, []string{"sampling"}},
 		{"sampling context none", `{"method":"sampling/createMessage","params":{` + msgs + `,"includeContext":"none"}}`, []string{"sampling"}},
 		{"sampling with tools", `{"method":"sampling/createMessage","params":{` + msgs + `,"tools":[{"name":"x","inputSchema":{"type":"object"}}]}}`, []string{"sampling", "sampling.tools"}},
+		{"sampling with toolChoice", `{"method":"sampling/createMessage","params":{` + msgs + `,"toolChoice":{"mode":"auto"}}}`, []string{"sampling", "sampling.tools"}},
 		// Context is asked of no client for a backend not trusted with it: the client gets
 		// includeContext "none", which needs no sampling.context (TestBackendSamplingAsksNoContext).
 		{"sampling with context", `{"method":"sampling/createMessage","params":{` + msgs + `,"includeContext":"thisServer"}}`, []string{"sampling"}},
@@ -243,6 +244,7 @@ func TestBackendAsksReadAsClientsRead(t *testing.T) {
 		{"params spelt another way", `{"k":{"method":"elicitation/create","params":{` + form + `},"Params":{"mode":"url"}}}`, `{"elicitation":{}}`, -32010, "spells params"},
 		{"includeContext spelt another way", `{"k":{"method":"sampling/createMessage","params":{` + msgs + `,"include_context":"allServers"}}}`, `{"sampling":{}}`, -32010, "spells includeContext"},
 		{"tools spelt another way", `{"k":{"method":"sampling/createMessage","params":{` + msgs + `,"Tools":[{"name":"x","inputSchema":{"type":"object"}}]}}}`, `{"sampling":{}}`, -32010, "spells tools"},
+		{"toolChoice spelt another way", `{"k":{"method":"sampling/createMessage","params":{` + msgs + `,"tool_choice":{"mode":"auto"}}}}`, `{"sampling":{}}`, -32010, "spells toolChoice"},
 		{"mode escaped", `{"k":{"method":"elicitation/create","params":{"mod\u0065":"url","url":"https://example.com",` + form + `}}}`, `{"elicitation":{}}`, -32021, "elicitation.url"},
 		{"url escaped", `{"k":{"method":"elicitation/create","params":{"mode":"\u0075rl","url":"https://example.com",` + form + `}}}`, `{"elicitation":{"form":{}}}`, -32021, "elicitation.url"},
 		{"method escaped", `{"k":{"method":"roots\/list"}}`, `{"elicitation":{}}`, -32021, "roots"},
