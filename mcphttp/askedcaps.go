@@ -21,10 +21,10 @@ import (
 // Each entry is read as the legacy edge reads it for its clients (era.InputRequests): one of
 // the three methods a server may ask, params an object (or none, for roots/list), and the
 // capability it needs: elicitation.form for a form (mode "form" or none), elicitation.url for a
-// URL, sampling (sampling.tools when it offers tools, sampling.context when includeContext is
-// not "none"), roots; an entry or params member the check reads (method, params, mode, tools,
-// includeContext, …) spelled another way, which a case-folding client would read instead, is
-// refused there too. Declarations are read by era.ParseClientCaps: `elicitation: {}` declares
+// URL, sampling (sampling.tools when it offers tools or a toolChoice, sampling.context when
+// includeContext is not "none"), roots; an entry or params member the check reads (method,
+// params, mode, tools, includeContext, …) spelled another way, which a case-folding client would
+// read instead, is refused there too. Declarations are read by era.ParseClientCaps: `elicitation: {}` declares
 // form, and `{}` declares nothing. An entry of another shape is an invalid result.
 //
 // A request the pre-2026 edge built is left to that edge, which checks each entry against its
@@ -36,14 +36,8 @@ func checkAsked(x *request, result []byte) error {
 	if x.internal {
 		return nil
 	}
-	var inputs []byte
-	_ = jsonrpc.Members(result, func(key, val []byte) error {
-		if string(key) == "inputRequests" {
-			inputs = val
-		}
-		return nil
-	})
-	if len(inputs) == 0 || inputs[0] != '{' {
+	inputs := inputRequestsOf(result)
+	if inputs == nil {
 		return nil // only a requestState: nothing is asked (resultShape checked the shape)
 	}
 	// 2025-11-25 is the revision whose client capabilities for these requests are 2026-07-28's.
@@ -103,4 +97,20 @@ func needs(r era.InputRequest) []string {
 		return []string{era.CapSamplingTools, era.CapSamplingContext}
 	}
 	return []string{r.Capability}
+}
+
+// inputRequestsOf is the inputRequests object of an input_required result, nil when it has none
+// (or one that is not an object).
+func inputRequestsOf(result []byte) []byte {
+	var inputs []byte
+	_ = jsonrpc.Members(result, func(key, val []byte) error {
+		if string(key) == "inputRequests" {
+			inputs = val
+		}
+		return nil
+	})
+	if len(inputs) == 0 || inputs[0] != '{' {
+		return nil
+	}
+	return inputs
 }

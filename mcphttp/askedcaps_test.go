@@ -52,6 +52,17 @@ func (b *askBackend) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // ics.
 func askGateway(t *testing.T, cfg Config, b http.Handler, ics ...intercept.Config) string {
 	t.Helper()
+	return askGatewayWith(t, cfg, b, func(deps *Deps) {
+		if len(ics) > 0 {
+			deps.Interceptors = newInterceptSet(t, ics)
+		}
+	})
+}
+
+// askGatewayWith serves a gateway of cfg over the one backend b, named be, with the
+// dependencies edit sets.
+func askGatewayWith(t *testing.T, cfg Config, b http.Handler, edit func(*Deps)) string {
+	t.Helper()
 	be := httptest.NewServer(b)
 	t.Cleanup(be.Close)
 	replays, err := store.NewMemory(store.MemoryOptions{})
@@ -64,9 +75,7 @@ func askGateway(t *testing.T, cfg Config, b http.Handler, ics ...intercept.Confi
 	}
 	ucfg := upstreams.Config{Upstreams: []upstreams.UpstreamConfig{{Name: "be", URL: be.URL + "/mcp", Protocol: upstreams.ProtocolVersion}}}
 	deps := Deps{Version: "test", MRTR: codec}
-	if len(ics) > 0 {
-		deps.Interceptors = newInterceptSet(t, ics)
-	}
+	edit(&deps)
 	_, e := testServer(t, cfg, ucfg, upstreams.Options{}, deps)
 	return serveTest(t, e).URL + "/mcp"
 }
@@ -122,7 +131,7 @@ func capPaths(t *testing.T, raw json.RawMessage) []string {
 // asked and not declared, and nothing of the round (no inputRequests, no requestState). For
 // tools/call, prompts/get, resources/read and a call through the search endpoint's call_tool,
 // each kind of request (form elicitation with and without its mode, URL elicitation, sampling
-// plain, with tools, with context, with both, with context "none", roots) against each
+// plain, with tools, with context (relayed as "none"), with both, with context "none", roots) against each
 // declaration (none as {}, elicitation {} meaning form, each mode, sampling and each of its
 // sub-capabilities, roots, everything).
 func TestBackendAsksOnlyWhatWasDeclared(t *testing.T) {
@@ -137,9 +146,12 @@ func TestBackendAsksOnlyWhatWasDeclared(t *testing.T) {
 		{"sampling", `{"method":"sampling/createMessage","params":{` + msgs + `}}`, []string{"sampling"}},
 		{"sampling context none", `{"method":"sampling/createMessage","params":{` + msgs + `,"includeContext":"none"}}`, []string{"sampling"}},
 		{"sampling with tools", `{"method":"sampling/createMessage","params":{` + msgs + `,"tools":[{"name":"x","inputSchema":{"type":"object"}}]}}`, []string{"sampling", "sampling.tools"}},
-		{"sampling with context", `{"method":"sampling/createMessage","params":{` + msgs + `,"includeContext":"thisServer"}}`, []string{"sampling", "sampling.context"}},
+		{"sampling with toolChoice", `{"method":"sampling/createMessage","params":{` + msgs + `,"toolChoice":{"mode":"auto"}}}`, []string{"sampling", "sampling.tools"}},
+		// Context is asked of no client for a backend not trusted with it: the client gets
+		// includeContext "none", which needs no sampling.context (TestBackendSamplingAsksNoContext).
+		{"sampling with context", `{"method":"sampling/createMessage","params":{` + msgs + `,"includeContext":"thisServer"}}`, []string{"sampling"}},
 		{"sampling with tools and context", `{"method":"sampling/createMessage","params":{` + msgs + `,"includeContext":"allServers","tools":[{"name":"x","inputSchema":{"type":"object"}}]}}`,
-			[]string{"sampling", "sampling.context", "sampling.tools"}},
+			[]string{"sampling", "sampling.tools"}},
 		{"roots", `{"method":"roots/list"}`, []string{"roots"}},
 		{"roots with params", `{"method":"roots/list","params":{}}`, []string{"roots"}},
 	}
@@ -186,6 +198,9 @@ func TestBackendAsksOnlyWhatWasDeclared(t *testing.T) {
 						res.ResultType != "input_required" || res.InputRequests["k"] == nil {
 						t.Fatalf("%s: %d %s, want the round relayed", where, r.Status, r.Body)
 					}
+					if strings.Contains(ask.entry, "includeContext") && !strings.Contains(string(res.InputRequests["k"]), `"includeContext":"none"`) {
+						t.Fatalf("%s: relayed %s, want includeContext none", where, res.InputRequests["k"])
+					}
 					continue
 				}
 				if r.Status != http.StatusBadRequest || r.RPC.Error == nil || r.RPC.Error.Code != -32021 || strings.Contains(string(r.Body), "backend-state") {
@@ -229,6 +244,7 @@ func TestBackendAsksReadAsClientsRead(t *testing.T) {
 		{"params spelt another way", `{"k":{"method":"elicitation/create","params":{` + form + `},"Params":{"mode":"url"}}}`, `{"elicitation":{}}`, -32010, "spells params"},
 		{"includeContext spelt another way", `{"k":{"method":"sampling/createMessage","params":{` + msgs + `,"include_context":"allServers"}}}`, `{"sampling":{}}`, -32010, "spells includeContext"},
 		{"tools spelt another way", `{"k":{"method":"sampling/createMessage","params":{` + msgs + `,"Tools":[{"name":"x","inputSchema":{"type":"object"}}]}}}`, `{"sampling":{}}`, -32010, "spells tools"},
+		{"toolChoice spelt another way", `{"k":{"method":"sampling/createMessage","params":{` + msgs + `,"tool_choice":{"mode":"auto"}}}}`, `{"sampling":{}}`, -32010, "spells toolChoice"},
 		{"mode escaped", `{"k":{"method":"elicitation/create","params":{"mod\u0065":"url","url":"https://example.com",` + form + `}}}`, `{"elicitation":{}}`, -32021, "elicitation.url"},
 		{"url escaped", `{"k":{"method":"elicitation/create","params":{"mode":"\u0075rl","url":"https://example.com",` + form + `}}}`, `{"elicitation":{"form":{}}}`, -32021, "elicitation.url"},
 		{"method escaped", `{"k":{"method":"roots\/list"}}`, `{"elicitation":{}}`, -32021, "roots"},

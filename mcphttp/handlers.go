@@ -190,6 +190,11 @@ func (x *request) call(ctx context.Context, target upstreams.Target, params json
 	if err != nil {
 		return "", err
 	}
+	if params, err = capsWithoutContext(x, params); err != nil {
+		return "", err
+	}
+	// Innermost: what the interceptors and guardrails pass on still asks for no context.
+	ctx = asksWithoutContext(ctx, x)
 	var asks *askChecks
 	if x.rails != nil || x.s.intercept != nil {
 		// A pre-2026 backend's mid-call requests and its client's answers are checked too.

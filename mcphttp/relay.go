@@ -125,8 +125,12 @@ func checkFinal(x *request, result []byte, kind resultKind, held *int) (released
 		}
 	}
 	// What the client is asked is what it declared it can answer, whoever wrote the round (the
-	// backend, or an interceptor that mutated it).
+	// backend, or an interceptor that mutated it), once its sampling requests ask for no context
+	// the backend is not trusted with (samplingcontext.go).
 	if kind == kindInputRequired {
+		if result, err = roundWithoutContext(x, result); err != nil {
+			return nil, nil, err
+		}
 		if err := checkAsked(x, result); err != nil {
 			return nil, nil, err
 		}

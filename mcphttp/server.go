@@ -88,6 +88,10 @@ type Deps struct {
 	// CaseInsensitive are the backends whose resource paths are case-insensitive: tool sets
 	// select their resources case-folded, as policy matches them (authz.Options.CaseInsensitive).
 	CaseInsensitive []string
+	// SamplingContext are the backends trusted with sampling context: their clientCapabilities
+	// keep sampling.context and their sampling requests reach the client with includeContext as
+	// they wrote it. Every other backend's ask for context becomes "none" (samplingcontext.go).
+	SamplingContext []string
 	// ClientLimiter, when not nil, is the per-client limiter to carry on with (a previous
 	// configuration's, whose server.perClient was the same); nil builds a new one.
 	ClientLimiter *clientaddr.Limiter
@@ -126,10 +130,12 @@ type Server struct {
 	bodies   *bodyread.Budget // request bodies being received or served
 	// writeTimeouts counts responses cut because the client did not read them in time.
 	writeTimeouts atomic.Uint64
-	now           func() time.Time
-	serverInfo    []byte
-	instructions  string
-	toolsets      // tool sets and search mode (toolsets.go, search.go)
+	// samplingContext are the backends trusted with sampling context (Deps.SamplingContext).
+	samplingContext map[string]bool
+	now             func() time.Time
+	serverInfo      []byte
+	instructions    string
+	toolsets        // tool sets and search mode (toolsets.go, search.go)
 	// edge serves pre-2026 clients (Deps.Edge); nil when they are refused.
 	edge EraEdge
 	// userOAuth is stage connect's service (Deps.UserOAuth); nil when no backend uses it.
@@ -177,6 +183,12 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	for _, up := range deps.SamplingContext {
+		if s.samplingContext == nil {
+			s.samplingContext = map[string]bool{}
+		}
+		s.samplingContext[up] = true
 	}
 	s.listensOpen, s.endListens = context.WithCancel(context.Background())
 	s.streamsOpen, s.endStreams = context.WithCancel(context.Background())

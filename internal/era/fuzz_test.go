@@ -13,6 +13,8 @@ func FuzzLegacyClient(f *testing.F) {
 	for _, s := range []string{
 		`{"k":{"method":"elicitation/create","params":{"mode":"url","message":"m","url":"https://u.example/"}}}`,
 		`{"k":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1,"tools":[]}},"r":{"method":"roots/list"}}`,
+		`{"k":{"method":"sampling/createMessage","params":{"messages":[],"maxTokens":1,"includeContext":"thisServer"}}}`,
+		`{"k":{"method":"sampling\/createMessage","params":{"include\u0043ontext":null,"tools":[]}}}`,
 		`{"content":[{"type":"text","text":"1"}],"structuredContent":[1],"resultType":"complete"}`,
 		`{"tools":[{"name":"a","outputSchema":{"type":"array"}}],"ttlMs":1}`,
 		`{"action":"accept","_meta":{"io.modelcontextprotocol/x":1}}`,
@@ -44,6 +46,7 @@ func FuzzLegacyClient(f *testing.F) {
 				}
 			}
 		}
+		checkWithoutContext(t, data, version)
 		check20250326(t, data)
 		checkModernParams(t, data)
 		if out, err := InitializeResult(version, data, InitializeOptions{ResourceSubscribe: true}); err == nil && !json.Valid(out) {
@@ -123,6 +126,30 @@ func check20250326(t *testing.T, data []byte) {
 					t.Fatalf("tools/list at 2025-03-26 kept %q: %s", k, out)
 				}
 			}
+		}
+	}
+}
+
+// checkWithoutContext: a round with its sampling requests' context taken out is valid JSON, has
+// nothing more to take out, and asks no client for sampling.context.
+func checkWithoutContext(t *testing.T, data []byte, version string) {
+	out, changed, err := InputRequestsWithoutContext(data)
+	if err != nil {
+		return
+	}
+	if !json.Valid(out) || (!changed && string(out) != string(data)) {
+		t.Fatalf("InputRequestsWithoutContext: %s -> %s (changed %v)", data, out, changed)
+	}
+	if again, more, err := InputRequestsWithoutContext(out); err != nil || more || string(again) != string(out) {
+		t.Fatalf("InputRequestsWithoutContext not idempotent: %s -> %s", out, again)
+	}
+	reqs, err := InputRequests(version, out)
+	if err != nil {
+		return
+	}
+	for _, r := range reqs {
+		if r.Capability == CapSamplingContext || r.Capability == CapSamplingToolsContext {
+			t.Fatalf("entry %q still needs %s: %s", r.Key, r.Capability, r.Params)
 		}
 	}
 }

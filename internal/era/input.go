@@ -30,7 +30,7 @@ type InputRequest struct {
 // 2025-11-25 client, whose schema requires elicitationId (removed in 2026-07-28), the key
 // stands in when the server gave none: the gateway sends no elicitation/complete notification
 // that would need another. Sampling needs sampling, plus sampling.tools when it offers tools
-// and sampling.context when includeContext is not "none" (both when it does both). Roots need roots. Reserved
+// (tools or toolChoice) and sampling.context when includeContext is not "none" (both when it does both). Roots need roots. Reserved
 // io.modelcontextprotocol/* keys are dropped from the params' _meta: they mean a 2026 request.
 func InputRequests(version string, inputRequests json.RawMessage) ([]InputRequest, error) {
 	if !IsLegacyVersion(version) {
@@ -125,8 +125,9 @@ func inputRequest(version, key string, entry []byte) (InputRequest, error) {
 		tools, context := false, false
 		_ = jsonrpc.Members(params, func(k, v []byte) error {
 			switch string(k) {
-			case "tools":
-				tools = string(v) != "null"
+			case "tools", "toolChoice":
+				// toolChoice is a tool-use parameter too: sampling.tools declares both.
+				tools = tools || string(v) != "null"
 			case "includeContext":
 				context = string(v) != `"none"` && string(v) != "null"
 			}
@@ -156,10 +157,11 @@ var readEntry = [...][]byte{[]byte("method"), []byte("params")}
 
 // readParams are the params members the gateway reads or writes in a request to a client:
 // mode and url (URL-mode elicitation, which needs elicitation.url), elicitationId (added when
-// absent), tools and includeContext (sampling.tools, sampling.context), _meta (reserved keys
-// dropped, the guardrails' annotation added).
-var readParams = [...][]byte{[]byte("mode"), []byte("url"), []byte("elicitationId"), []byte("tools"),
-	[]byte("includeContext"), []byte("_meta")}
+// absent), requestedSchema (a form's fields, checked flat: formschema.go), tools, toolChoice and
+// includeContext (sampling.tools, sampling.context; includeContext rewritten: context.go),
+// _meta (reserved keys dropped, the guardrails' annotation added).
+var readParams = [...][]byte{[]byte("mode"), []byte("url"), []byte("elicitationId"), []byte("requestedSchema"),
+	[]byte("tools"), []byte("toolChoice"), []byte("includeContext"), []byte("_meta")}
 
 // spelledOtherwise refuses obj (an object) when a member of it is one of names spelled otherwise
 // ("Mode", "include_context", "_META", "METHOD"; jsonrpc.FoldEqual), naming the first. The
@@ -185,7 +187,7 @@ func spelledOtherwise(obj []byte, names [][]byte) error {
 func elicitation(r InputRequest, version string, params []byte) (InputRequest, error) {
 	mode := "form"
 	hasID := false
-	var link []byte
+	var link, schema []byte
 	var err error
 	_ = jsonrpc.Members(params, func(k, v []byte) error {
 		switch string(k) {
@@ -197,6 +199,8 @@ func elicitation(r InputRequest, version string, params []byte) (InputRequest, e
 			hasID = true
 		case "url":
 			link = v
+		case "requestedSchema":
+			schema = v
 		}
 		return nil
 	})
@@ -206,6 +210,9 @@ func elicitation(r InputRequest, version string, params []byte) (InputRequest, e
 	case "form":
 		r.Capability = CapElicitationForm
 		keepMode = version == V20251125
+		if err := checkFormSchema(schema); err != nil {
+			return r, err
+		}
 	case "url":
 		r.Capability = CapElicitationURL
 		if err := webPage(link); err != nil {

@@ -210,14 +210,32 @@ type UpstreamConfig struct {
 	// file:///SRV/Secret/x, and an allow grants every case variant of what it names. Default
 	// false: URIs are compared exactly, which on such a backend lets a case variant pass a deny.
 	CaseInsensitivePaths bool `yaml:"caseInsensitivePaths"`
+	// SamplingContext trusts this backend with sampling context: the clientCapabilities it
+	// receives keep sampling.context, and its sampling requests reach the client with
+	// includeContext "thisServer" or "allServers" as it wrote them. Behind the gateway the
+	// client's server is every backend at once, so such a request has the client's model read
+	// what the client exchanged with every other backend, and its reply goes to this one. Default
+	// false: the gateway declares no sampling.context to the backend and sends its sampling
+	// requests to the client with includeContext "none".
+	SamplingContext bool `yaml:"samplingContext"`
+}
+
+// samplingContextUpstreams names the backends of ups trusted with sampling context.
+func samplingContextUpstreams(ups []UpstreamConfig) []string {
+	return upstreamsWhere(ups, func(u *UpstreamConfig) bool { return u.SamplingContext })
 }
 
 // caseInsensitiveUpstreams names the backends of ups whose resource paths are case-insensitive.
 func caseInsensitiveUpstreams(ups []UpstreamConfig) []string {
+	return upstreamsWhere(ups, func(u *UpstreamConfig) bool { return u.CaseInsensitivePaths })
+}
+
+// upstreamsWhere names the backends of ups for which is holds.
+func upstreamsWhere(ups []UpstreamConfig, is func(*UpstreamConfig) bool) []string {
 	var out []string
-	for _, u := range ups {
-		if u.CaseInsensitivePaths {
-			out = append(out, u.Name)
+	for i := range ups {
+		if is(&ups[i]) {
+			out = append(out, ups[i].Name)
 		}
 	}
 	return out

@@ -505,6 +505,8 @@ func (g *gateway) endpointDeps(cfg *Config, c *components, p endpointParts) mcph
 		GuardrailMetrics: g.railRec,
 		// Tool sets select these backends' resources case-folded, as policy does.
 		CaseInsensitive: caseInsensitiveUpstreams(cfg.Upstreams),
+		// Sampling requests of these backends may ask the client for context (samplingContext).
+		SamplingContext: samplingContextUpstreams(cfg.Upstreams),
 		ClientLimiter:   p.clients,
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/mcp-gateway/gateway/internal/era"
@@ -41,7 +42,9 @@ func (q *clientReq) backendRequests() upstreams.ClientRequests {
 		}
 		r, err := era.ServerRequest(sess.Version, relayKey, method, params)
 		if err != nil {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: the gateway cannot relay this "+method+" request")
+			// The reason is the backend's to read: its own request, which no client was sent.
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "Invalid params: the gateway cannot relay this "+method+" request: "+
+				strings.TrimPrefix(err.Error(), "era: "+method+": "))
 		}
 		r.Params = withoutOwnAnnotation(r.Params)
 		// What the client would answer itself had the request reached it: it does not
