@@ -392,7 +392,7 @@ func (w *walker) unknownHint(key string, fields []Field) string {
 
 // keyList lists the keys of a mapping, when they are few.
 func keyList(fields []Field) string {
-	if len(fields) > 16 {
+	if len(fields) > 20 {
 		return ""
 	}
 	keys := make([]string, len(fields))
