@@ -72,6 +72,18 @@ type Call struct {
 	// UserToken is the caller's token for a per-user backend (Auth.Type userOAuth), looked up
 	// by the pipeline before the call; sent as Authorization to this backend only.
 	UserToken string
+	// Bound is the key of the caller's per-caller bounds (its subject key, or without
+	// authentication its client address's), under which upstreams.Registry.Call reads the
+	// response within the caller's share of the replica's result budget (Results). Backend
+	// itself does not read it.
+	Bound string
+	// Results, when set, is what the response is read against instead of the replica's budget
+	// (Env.Results): the caller's share of it (bodyread.Shares), so that one caller's responses
+	// cannot hold every caller's room. Its refusal is ErrResultBudget, as the replica's is.
+	Results *bodyread.Budget
+	// Done, when set, is called once, when the Stream is closed and its buffers are given back
+	// to Results; not when Call fails, which leaves nothing charged.
+	Done func()
 }
 
 // ErrResultBudget is returned when relaying a backend's response would take the buffer memory
@@ -121,6 +133,8 @@ type Stream struct {
 	// uri is a resources/read's URI as the caller sent it (its params' uri, decoded as the
 	// gateway decodes them), which an answer naming only hidden resources names.
 	uri string
+	// onClose is Call.Done, called once by Close.
+	onClose func()
 }
 
 // Call forwards c to the backend, whose name c.Target.Upstream is, and returns the response
@@ -153,9 +167,9 @@ func (b *Backend) Call(ctx context.Context, c *Call) (*Stream, error) {
 	}
 	s, err := b.open(ctx, c.ID, &Request{Method: c.Method, Name: name, Version: c.ProtocolVersion, Header: c.Header, Body: body,
 		Subject: b.SubjectFor(c.SubjectToken), SubjectKey: c.SubjectKey, Caller: c.Caller, UserToken: userTokenFor(b.PerUser(), c.UserToken), FromCaller: true,
-		visible: c.Visible, embedded: c.Embedded, completion: completion, uri: askedURI(c)})
+		visible: c.Visible, embedded: c.Embedded, completion: completion, uri: askedURI(c), Results: c.Results})
 	if s != nil {
-		s.logLevel, s.progress = c.LogLevel, c.ProgressToken
+		s.logLevel, s.progress, s.onClose = c.LogLevel, c.ProgressToken, c.Done
 	}
 	return s, err
 }
@@ -592,6 +606,10 @@ func (s *Stream) Close() error {
 	}
 	if s.leg != nil {
 		s.leg.Free()
+	}
+	if f := s.onClose; f != nil {
+		s.onClose = nil
+		f()
 	}
 	return nil
 }
