@@ -104,7 +104,7 @@ type Registry struct {
 	healthInterval time.Duration
 	kick           chan struct{}
 	results        *bodyread.Budget // responses being relayed (backend.Stream)
-	callers        *bodyread.Shares // each caller's share of results (resultShare); nil: no shares
+	callers        *bodyread.Shares // each caller's share of results (resultShares); nil: no shares
 	apps           bool             // Config.Apps.Enabled
 	closeOnce      sync.Once
 }
@@ -157,6 +157,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		}
 	}
 	r.callers = resultShares(r.results, r.backends)
+	env.CallerResults = r.callers // read by the backends' calls only, none of which has started
 	r.catalog = catalog.New(r.backends, r.ns, catalog.Options{Cursors: opts.Cursors, PageSize: cfg.PageSize, Cache: cfg.Cache,
 		Log: r.log, Now: r.now, OnTools: opts.OnTools, CacheResult: opts.CacheResult, CacheEvicted: opts.CacheEvicted, Pins: opts.Pins, Apps: cfg.Apps.Enabled,
 		KeepSchemas: opts.ToolSchemas, Results: r.results})
@@ -226,18 +227,7 @@ func (r *Registry) Call(ctx context.Context, c *Call) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.callers == nil || c.Bound == "" {
-		return b.Call(ctx, c)
-	}
-	cc := *c
-	cc.Results = r.callers.Take(c.Bound)
-	cc.Done = func() { r.callers.Give(c.Bound) }
-	st, err := b.Call(ctx, &cc)
-	if err != nil {
-		cc.Done()
-		return nil, err
-	}
-	return st, nil
+	return b.Call(ctx, c)
 }
 
 // ResultBytesInFlight is the buffer memory held now by backend responses being relayed.
