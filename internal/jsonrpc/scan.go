@@ -33,9 +33,16 @@ const (
 	smallObjectKeyScanMax = 16
 )
 
+// MaxScanDepth is the deepest nesting any scan goes into, whatever its Limits say: the scanner
+// recurses once per level, a level costs it a few hundred bytes of stack, and a goroutine's stack
+// past a gigabyte ends the process, not the request. A body of 4 MiB of "[" is four million
+// levels; at this bound it costs a scan about 256 KiB of stack.
+const MaxScanDepth = 1 << 10
+
 // Limits bounds the shape of JSON the scanner accepts. Zero fields take the defaults.
 type Limits struct {
-	// MaxDepth is the deepest nesting of objects and arrays accepted. Default DefaultMaxDepth.
+	// MaxDepth is the deepest nesting of objects and arrays accepted. Default DefaultMaxDepth;
+	// at most MaxScanDepth.
 	MaxDepth int
 	// MaxTokenBytes bounds one string or number, in bytes of source. Default DefaultMaxTokenBytes.
 	MaxTokenBytes int
@@ -45,6 +52,7 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxDepth <= 0 {
 		l.MaxDepth = DefaultMaxDepth
 	}
+	l.MaxDepth = min(l.MaxDepth, MaxScanDepth)
 	if l.MaxTokenBytes <= 0 {
 		l.MaxTokenBytes = DefaultMaxTokenBytes
 	}
