@@ -160,7 +160,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 	env.CallerResults = r.callers // read by the backends' calls only, none of which has started
 	r.catalog = catalog.New(r.backends, r.ns, catalog.Options{Cursors: opts.Cursors, PageSize: cfg.PageSize, Cache: cfg.Cache,
 		Log: r.log, Now: r.now, OnTools: opts.OnTools, CacheResult: opts.CacheResult, CacheEvicted: opts.CacheEvicted, Pins: opts.Pins, Apps: cfg.Apps.Enabled,
-		KeepSchemas: opts.ToolSchemas, Results: r.results})
+		KeepSchemas: opts.ToolSchemas, Results: r.results, CallerResults: r.callers})
 	r.listens = listenSource(r)
 	return r, nil
 }
