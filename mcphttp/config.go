@@ -91,7 +91,9 @@ type Config struct {
 	MinWriteRate int64 `yaml:"minWriteRate"`
 	// MaxResultBytesInFlight bounds the buffer memory of backend responses being relayed at
 	// once on this replica (upstreams.Options.MaxResultBytesInFlight); a response that would
-	// pass it fails with -32010 and 503. Listens' queued notifications and backend listen
+	// pass it fails with -32014 and 503. One caller's (without authentication, one client
+	// address's) responses hold at most an eighth of it, and at least three times the largest
+	// upstreams[].maxResponseBytes. Listens' queued notifications and backend listen
 	// streams count against it too, at most half of it, one caller's listens a sixteenth
 	// (docs/limits.md). Default upstreams.DefaultMaxResultBytesInFlight; negative disables.
 	MaxResultBytesInFlight int64 `yaml:"maxResultBytesInFlight"`

@@ -218,6 +218,7 @@ func (x *request) call(ctx context.Context, target upstreams.Target, params json
 		Visible:         visible,
 		Embedded:        embedded,
 		Caller:          x.subject(),
+		Bound:           x.bound(),
 		UserToken:       x.route.userToken,
 	})
 	if err != nil {

@@ -67,10 +67,11 @@ func (in *Incoming) Limits() jsonrpc.Limits { return in.x.s.limits }
 
 // TakeResultBytes charges n bytes of a copy of a backend's response the edge makes (a result
 // reshaped for its version) to the replica's budget of response bytes in flight
-// (server.maxResultBytesInFlight); an ErrResultBudget error when they do not fit. The edge gives
+// (server.maxResultBytesInFlight), within the caller's share of it as the responses themselves
+// are; an ErrResultBudget error when they do not fit. The edge gives
 // them back with ReturnResultBytes once the copy is written.
 func (in *Incoming) TakeResultBytes(n int) error {
-	if b := in.x.s.backends; b != nil && !b.TakeResultBytes(int64(n)) {
+	if b := in.x.s.backends; b != nil && !b.TakeResultBytes(in.x.bound(), int64(n)) {
 		return fmt.Errorf("%w: a reshaped result of %d bytes", upstreams.ErrResultBudget, n)
 	}
 	return nil
@@ -79,7 +80,7 @@ func (in *Incoming) TakeResultBytes(n int) error {
 // ReturnResultBytes gives back n bytes charged by TakeResultBytes.
 func (in *Incoming) ReturnResultBytes(n int) {
 	if b := in.x.s.backends; b != nil {
-		b.ReturnResultBytes(int64(n))
+		b.ReturnResultBytes(in.x.bound(), int64(n))
 	}
 }
 

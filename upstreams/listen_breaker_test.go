@@ -89,7 +89,7 @@ func TestListenBudgetEndIsNotABackendFailure(t *testing.T) {
 				// Other responses hold the whole budget now.
 				var held int64
 				for held == 0 {
-					if free := listenBudget - r.ResultBytesInFlight(); r.TakeResultBytes(free) {
+					if free := listenBudget - r.ResultBytesInFlight(); r.TakeResultBytes("", free) {
 						held = free
 					}
 				}
@@ -111,7 +111,7 @@ func TestListenBudgetEndIsNotABackendFailure(t *testing.T) {
 				if err := <-l.Done; err != nil {
 					t.Fatalf("Listen = %v", err)
 				}
-				r.ReturnResultBytes(held)
+				r.ReturnResultBytes("", held)
 			}
 			mcptest.WaitFor(t, "the streams' outcomes", func() bool { return len(outcomes.outcomes()) >= 3 })
 			for _, oc := range outcomes.outcomes() {

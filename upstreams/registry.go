@@ -11,6 +11,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/era"
 	"github.com/mcp-gateway/gateway/internal/pins"
+	"github.com/mcp-gateway/gateway/internal/sharelru"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/catalog"
 	"github.com/mcp-gateway/gateway/upstreams/listen"
@@ -103,6 +104,7 @@ type Registry struct {
 	healthInterval time.Duration
 	kick           chan struct{}
 	results        *bodyread.Budget // responses being relayed (backend.Stream)
+	callers        *bodyread.Shares // each caller's share of results (resultShares); nil: no shares
 	apps           bool             // Config.Apps.Enabled
 	closeOnce      sync.Once
 }
@@ -154,9 +156,11 @@ func New(cfg Config, opts Options) (*Registry, error) {
 				"upstream", b.Name(), "max_response_bytes", b.MaxBytes(), "max_result_bytes_in_flight", max)
 		}
 	}
+	r.callers = resultShares(r.results, r.backends)
+	env.CallerResults = r.callers // read by the backends' calls only, none of which has started
 	r.catalog = catalog.New(r.backends, r.ns, catalog.Options{Cursors: opts.Cursors, PageSize: cfg.PageSize, Cache: cfg.Cache,
 		Log: r.log, Now: r.now, OnTools: opts.OnTools, CacheResult: opts.CacheResult, CacheEvicted: opts.CacheEvicted, Pins: opts.Pins, Apps: cfg.Apps.Enabled,
-		KeepSchemas: opts.ToolSchemas, Results: r.results})
+		KeepSchemas: opts.ToolSchemas, Results: r.results, CallerResults: r.callers})
 	r.listens = listenSource(r)
 	return r, nil
 }
@@ -215,6 +219,9 @@ func (r *Registry) backend(upstream string) (*backend.Backend, error) {
 
 // Call forwards c to its backend and returns the response stream once the backend has answered
 // with headers (and, for a JSON answer, its whole body); see backend.Backend.Call.
+//
+// The response is read within the share of the replica's result budget of c.Bound, the caller,
+// until the Stream is closed (resultShares).
 func (r *Registry) Call(ctx context.Context, c *Call) (*Stream, error) {
 	b, err := r.backend(c.Target.Upstream)
 	if err != nil {
@@ -227,12 +234,30 @@ func (r *Registry) Call(ctx context.Context, c *Call) (*Stream, error) {
 func (r *Registry) ResultBytesInFlight() int64 { return r.results.InUse() }
 
 // TakeResultBytes charges n bytes of a copy an edge makes of a response it relays (a result
-// reshaped for an older protocol version) to the same budget as the responses themselves, and
-// reports whether they fit; ReturnResultBytes gives them back once the copy is written.
-func (r *Registry) TakeResultBytes(n int64) bool { return r.results.Take(n) }
+// reshaped for an older protocol version) to the same budget as the responses themselves,
+// within the share of the caller whose key (Call.Bound) is key, and reports whether they fit;
+// ReturnResultBytes gives them back once the copy is written.
+func (r *Registry) TakeResultBytes(key string, n int64) bool {
+	if r.callers == nil || key == "" {
+		return r.results.Take(n)
+	}
+	if r.callers.Take(key).Take(n) {
+		return true // the share stays held until ReturnResultBytes
+	}
+	r.callers.Give(key)
+	return false
+}
 
-// ReturnResultBytes gives back n bytes charged by TakeResultBytes.
-func (r *Registry) ReturnResultBytes(n int64) { r.results.Return(n) }
+// ReturnResultBytes gives back n bytes TakeResultBytes charged for key.
+func (r *Registry) ReturnResultBytes(key string, n int64) {
+	if r.callers == nil || key == "" {
+		r.results.Return(n)
+		return
+	}
+	r.callers.Take(key).Return(n) // the share TakeResultBytes holds: this Take finds it
+	r.callers.Give(key)
+	r.callers.Give(key)
+}
 
 // CircuitStates returns each backend's circuit state by backend name: one of the Circuit
 // constants, CircuitClosed for a backend whose breaker is disabled.
@@ -288,4 +313,33 @@ func orDuration(v, def time.Duration) time.Duration {
 		return v
 	}
 	return def
+}
+
+// One caller's share of the result budget: an eighth of it (resultShareDivisor, the fixed share
+// the gateway gives a caller of its caches, of tool search's texts and of the interceptors'
+// answers), and at least resultHold times the largest maxResponseBytes configured, what one
+// response may hold for a moment while it is read (a buffer grown past the bytes that arrived,
+// next to the one it replaces), so that a share always holds one response the configuration
+// allows. Without shares one caller's calls, results unread, held the whole budget and every
+// other caller's large result was refused.
+const (
+	resultShareDivisor = sharelru.CallerShareDivisor
+	resultHold         = 3
+)
+
+// resultShares returns the callers' shares of results for backends: nil, no shares, when
+// results is unbounded or a share would be all of it.
+func resultShares(results *bodyread.Budget, backends []*backend.Backend) *bodyread.Shares {
+	total := results.Max()
+	if total <= 0 {
+		return nil
+	}
+	share := total / resultShareDivisor
+	for _, b := range backends {
+		share = max(share, resultHold*b.MaxBytes())
+	}
+	if share >= total {
+		return nil
+	}
+	return bodyread.NewShares(results, share)
 }

@@ -12,7 +12,14 @@ type Shares struct {
 	keyless Keyless
 	mu      sync.Mutex
 	held    map[string]*heldShare
+	// spare holds entries whose caller gave its share back whole, for the next caller to take
+	// without an allocation (a share is taken for every call), at most maxSpareShares of them.
+	spare []*heldShare
 }
+
+// maxSpareShares bounds Shares.spare: room for the callers that come and go at once, a few
+// kilobytes held.
+const maxSpareShares = 64
 
 // Keyless is what a Shares gives the callers whose key it is not told (the key "").
 type Keyless int
@@ -27,7 +34,7 @@ const (
 
 // heldShare is one caller's share and the times it is held.
 type heldShare struct {
-	budget *Budget
+	budget Budget
 	n      int
 }
 
@@ -59,11 +66,15 @@ func (s *Shares) Take(key string) *Budget {
 	defer s.mu.Unlock()
 	h := s.held[key]
 	if h == nil {
-		h = &heldShare{budget: NewShare(s.parent, s.max)}
+		if n := len(s.spare); n > 0 {
+			h, s.spare = s.spare[n-1], s.spare[:n-1]
+		} else {
+			h = &heldShare{budget: Budget{max: s.max, parent: s.parent}}
+		}
 		s.held[key] = h
 	}
 	h.n++
-	return h.budget
+	return &h.budget
 }
 
 func (s *Shares) Give(key string) {
@@ -75,6 +86,12 @@ func (s *Shares) Give(key string) {
 	if h := s.held[key]; h != nil {
 		if h.n--; h.n <= 0 {
 			delete(s.held, key)
+			// Only a share given back whole serves another caller: one whose bytes are still
+			// out (a holder that gave its share before returning them) stays that holder's.
+			if h.budget.InUse() == 0 && len(s.spare) < maxSpareShares {
+				h.n = 0
+				s.spare = append(s.spare, h)
+			}
 		}
 	}
 }

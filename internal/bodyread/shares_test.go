@@ -77,3 +77,28 @@ func TestSharesKeylessShareOne(t *testing.T) {
 		t.Fatal("the nil Shares holds something")
 	}
 }
+
+// TestSharesReuseOnlyWholeShares: a share given back whole serves the next caller without an
+// allocation (one is taken for every call), starting empty; one given back with bytes still out
+// is not handed to another caller, whose share would then start spent.
+func TestSharesReuseOnlyWholeShares(t *testing.T) {
+	s := NewShares(NewBudget(1<<20), 1<<10)
+	if n := testing.AllocsPerRun(100, func() {
+		b := s.Take("a")
+		b.Take(100)
+		b.Return(100)
+		s.Give("a")
+	}); n != 0 {
+		t.Errorf("taking and giving back a share makes %v allocations, want 0", n)
+	}
+	b := s.Take("a")
+	if !b.Take(1 << 10) {
+		t.Fatal("a whole share does not hold its own size")
+	}
+	s.Give("a") // before its bytes went back
+	if used := s.Take("b").InUse(); used != 0 {
+		t.Errorf("another caller's share starts with %d bytes used", used)
+	}
+	s.Give("b")
+	b.Return(1 << 10)
+}

@@ -472,6 +472,8 @@ func TestUnreadResponsesAreCut(t *testing.T) {
 		c.Server.MinWriteRate = 16 << 20 // 15 MB gets 1 s more: about 2 s in all
 		c.Server.MaxConcurrentPerCaller = readers
 		c.Server.MaxConcurrent = 2 * readers
+		// The one caller's share of the result budget (an eighth) holds all its readers' results.
+		c.Server.MaxResultBytesInFlight = 1 << 30
 	})
 	if status, code, err := f.call(http.DefaultClient, f.healthy, "small"); err != nil || status != 200 || code != 0 {
 		t.Fatalf("warm-up call: %d %d %v", status, code, err)

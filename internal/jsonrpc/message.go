@@ -122,11 +122,18 @@ func scanToRPC(err error) *Error {
 	}
 }
 
+// trustedLimits are the limits of a scan that only finds its way through text (IDOf, Members):
+// any token, and nesting to MaxScanDepth, never deeper, since the scan recurses once per level.
+func trustedLimits() Limits {
+	return Limits{MaxDepth: MaxScanDepth, MaxTokenBytes: 1 << 30}
+}
+
 // IDOf recovers the id of a request whose top level is well-formed JSON even though Decode
 // refused it (a duplicate key or a limit broken inside params), so the error response can echo
-// the id as clients expect. It returns nil when no valid id can be read.
+// the id as clients expect. It returns nil when no valid id can be read, and for a body nested
+// deeper than MaxScanDepth: the body is the client's, of any shape.
 func IDOf(body []byte) json.RawMessage {
-	s := scanner{data: body, lim: Limits{MaxDepth: 1 << 30, MaxTokenBytes: 1 << 30}, trusted: true}
+	s := scanner{data: body, lim: trustedLimits(), trusted: true}
 	i := skipSpace(body, 0)
 	if end, err := s.value(i, 0); err != nil || i >= len(body) || body[i] != '{' || skipSpace(body, end) != len(body) {
 		return nil
@@ -177,7 +184,7 @@ func skipSpace(b []byte, i int) int {
 // raw value. obj must already have passed Scan; Members does not re-validate it. It stops at the
 // first error fn returns.
 func Members(obj []byte, fn func(key, val []byte) error) error {
-	s := scanner{data: obj, lim: Limits{MaxDepth: 1 << 30, MaxTokenBytes: 1 << 30}, trusted: true}
+	s := scanner{data: obj, lim: trustedLimits(), trusted: true}
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return NewError(CodeInvalidParams, "Invalid params: expected an object")

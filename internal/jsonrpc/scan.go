@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"hash/maphash"
 	"math/bits"
 	"unicode/utf8"
 )
@@ -33,9 +34,16 @@ const (
 	smallObjectKeyScanMax = 16
 )
 
+// MaxScanDepth is the deepest nesting any scan goes into, whatever its Limits say: the scanner
+// recurses once per level, a level costs it a few hundred bytes of stack, and a goroutine's stack
+// past a gigabyte ends the process, not the request. A body of 4 MiB of "[" is four million
+// levels; at this bound it costs a scan about 256 KiB of stack.
+const MaxScanDepth = 1 << 10
+
 // Limits bounds the shape of JSON the scanner accepts. Zero fields take the defaults.
 type Limits struct {
-	// MaxDepth is the deepest nesting of objects and arrays accepted. Default DefaultMaxDepth.
+	// MaxDepth is the deepest nesting of objects and arrays accepted. Default DefaultMaxDepth;
+	// at most MaxScanDepth.
 	MaxDepth int
 	// MaxTokenBytes bounds one string or number, in bytes of source. Default DefaultMaxTokenBytes.
 	MaxTokenBytes int
@@ -45,6 +53,7 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxDepth <= 0 {
 		l.MaxDepth = DefaultMaxDepth
 	}
+	l.MaxDepth = min(l.MaxDepth, MaxScanDepth)
 	if l.MaxTokenBytes <= 0 {
 		l.MaxTokenBytes = DefaultMaxTokenBytes
 	}
@@ -242,7 +251,7 @@ func (s *scanner) object(i, depth int) (int, error) {
 				key = unescapeKey(key)
 			}
 			s.uriKey = s.uriKey || isURIKey(key)
-			if key, prev, dup := seen.add(key, s.fold); dup {
+			if key, prev, dup := seen.add(s.data, key, start, s.fold); dup {
 				if prev != "" && prev != key {
 					return start, &ScanError{Err: ErrFoldedKey, Offset: start, Key: key, Prev: prev, Depth: depth}
 				}
@@ -573,11 +582,24 @@ func (s *scanner) digits(i int) int {
 }
 
 // keySet detects duplicate keys in one object. Small objects compare linearly without
-// allocating; larger ones switch to a map, keyed by the folded form when folding.
+// allocating; larger ones switch to a set of the keys' hashes (of the folded form when folding),
+// each with where its first key lies in the text, so that a key costs the set a map slot however
+// long it is, not two strings: one object of short keys filling a 4 MiB body held 40 to 60 MiB
+// in them while it was read. A hash met again is checked against the earlier key itself, read
+// again from the text, so that only equal keys are duplicates.
 type keySet struct {
-	small [smallObjectKeyScanMax][]byte
+	small [smallObjectKeyScanMax]seenKey
 	n     int
-	big   map[string]string // map key (exact or folded) → the key as sent
+	big   map[uint64]int    // hash of a map key (exact or folded) → offset of its first key's quote
+	clash map[string]string // map keys whose hash a different earlier key has → the key as sent
+	seed  maphash.Seed
+	buf   []byte // the map key being added
+}
+
+// seenKey is a key of a small object: escapes decoded, and the offset of its opening quote.
+type seenKey struct {
+	key []byte
+	off int
 }
 
 // unescapeKey decodes the escapes of a key (the raw bytes between the quotes), so that "a" and
@@ -590,38 +612,66 @@ func unescapeKey(raw []byte) []byte {
 	return []byte(dec)
 }
 
-// add records key (escapes decoded) and reports whether it was already present: exactly, or with
-// fold also under folding, in which case prev is the earlier spelling.
-func (k *keySet) add(raw []byte, fold bool) (key, prev string, dup bool) {
-	mapKey := func(b []byte) string {
-		if fold {
-			return string(AppendFoldKey(make([]byte, 0, len(b)), b))
-		}
-		return string(b)
+// keyAt is the key whose opening quote is at data[off], escapes decoded.
+func keyAt(data []byte, off int) []byte {
+	raw := data[off+1 : StringEnd(data, off)-1]
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		return unescapeKey(raw)
 	}
-	if k.big != nil {
-		mk := mapKey(raw)
-		if p, ok := k.big[mk]; ok {
-			return string(raw), p, true
+	return raw
+}
+
+// appendMapKey appends what key is told apart by: itself, or with fold its folded form.
+func appendMapKey(dst, key []byte, fold bool) []byte {
+	if fold {
+		return AppendFoldKey(dst, key)
+	}
+	return append(dst, key...)
+}
+
+// add records key (escapes decoded), whose opening quote is at data[off], and reports whether it
+// was already present: exactly, or with fold also under folding, in which case prev is the
+// earlier spelling.
+func (k *keySet) add(data, key []byte, off int, fold bool) (dupKey, prev string, dup bool) {
+	if k.big == nil {
+		for _, p := range k.small[:k.n] {
+			if bytes.Equal(p.key, key) || (fold && FoldEqual(p.key, key)) {
+				return string(key), string(p.key), true
+			}
 		}
-		k.big[mk] = string(raw)
+		if k.n < len(k.small) {
+			k.small[k.n] = seenKey{key: key, off: off}
+			k.n++
+			return "", "", false
+		}
+		k.seed, k.big = maphash.MakeSeed(), make(map[uint64]int, 4*len(k.small))
+		for _, p := range k.small[:k.n] {
+			k.insert(data, p.key, p.off, fold) // told apart already: none is a duplicate
+		}
+	}
+	return k.insert(data, key, off, fold)
+}
+
+// insert is add for a set that has switched to hashes.
+func (k *keySet) insert(data, key []byte, off int, fold bool) (dupKey, prev string, dup bool) {
+	k.buf = appendMapKey(k.buf[:0], key, fold)
+	h := maphash.Bytes(k.seed, k.buf)
+	first, ok := k.big[h]
+	if !ok {
+		k.big[h] = off
 		return "", "", false
 	}
-	for _, p := range k.small[:k.n] {
-		if bytes.Equal(p, raw) || (fold && FoldEqual(p, raw)) {
-			return string(raw), string(p), true
-		}
+	if p := keyAt(data, first); bytes.Equal(appendMapKey(nil, p, fold), k.buf) {
+		return string(key), string(p), true
 	}
-	if k.n < len(k.small) {
-		k.small[k.n] = raw
-		k.n++
-		return "", "", false
+	if k.clash == nil {
+		k.clash = map[string]string{}
 	}
-	k.big = make(map[string]string, 2*len(k.small))
-	for _, p := range k.small[:k.n] {
-		k.big[mapKey(p)] = string(p)
+	mk := string(k.buf)
+	if p, ok := k.clash[mk]; ok {
+		return string(key), p, true
 	}
-	k.big[mapKey(raw)] = string(raw)
+	k.clash[mk] = string(key)
 	return "", "", false
 }
 

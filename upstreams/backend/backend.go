@@ -79,6 +79,9 @@ type Env struct {
 	Names *names.Space
 	// Results bounds the buffer memory of the responses being relayed at once. Required.
 	Results *bodyread.Budget
+	// CallerResults, when set, are the callers' shares of Results: a call's response is read
+	// within its caller's (Call.Bound). Nil: every response within Results alone.
+	CallerResults *bodyread.Shares
 	// Kick, when set, is signalled (without blocking) when a request fails in a way that
 	// should make the health prober look at the backends soon.
 	Kick chan struct{}

@@ -72,6 +72,11 @@ type Call struct {
 	// UserToken is the caller's token for a per-user backend (Auth.Type userOAuth), looked up
 	// by the pipeline before the call; sent as Authorization to this backend only.
 	UserToken string
+	// Bound is the key of the caller's per-caller bounds (its subject key, or without
+	// authentication its client address's): the response is read within that key's share of
+	// the replica's result budget (Env.CallerResults) until the Stream is closed, so that one
+	// caller's responses cannot take every caller's room. "" reads within the budget alone.
+	Bound string
 }
 
 // ErrResultBudget is returned when relaying a backend's response would take the buffer memory
@@ -121,6 +126,10 @@ type Stream struct {
 	// uri is a resources/read's URI as the caller sent it (its params' uri, decoded as the
 	// gateway decodes them), which an answer naming only hidden resources names.
 	uri string
+	// shares holds the share of the caller bound (Call.Bound) the response is read within,
+	// given back by Close; nil when it is read within the replica's budget alone.
+	shares *bodyread.Shares
+	bound  string
 }
 
 // Call forwards c to the backend, whose name c.Target.Upstream is, and returns the response
@@ -151,13 +160,16 @@ func (b *Backend) Call(ctx context.Context, c *Call) (*Stream, error) {
 	if c.Method == wire.MethodComplete && c.Visible != nil {
 		completion = names.ParseCompletion(c.Params, c.Target.Name)
 	}
+	shares := b.env.CallerResults
 	s, err := b.open(ctx, c.ID, &Request{Method: c.Method, Name: name, Version: c.ProtocolVersion, Header: c.Header, Body: body,
 		Subject: b.SubjectFor(c.SubjectToken), SubjectKey: c.SubjectKey, Caller: c.Caller, UserToken: userTokenFor(b.PerUser(), c.UserToken), FromCaller: true,
-		visible: c.Visible, embedded: c.Embedded, completion: completion, uri: askedURI(c)})
-	if s != nil {
-		s.logLevel, s.progress = c.LogLevel, c.ProgressToken
+		visible: c.Visible, embedded: c.Embedded, completion: completion, uri: askedURI(c), Results: shares.Take(c.Bound)})
+	if err != nil {
+		shares.Give(c.Bound) // a failed open holds no buffer
+		return nil, err
 	}
-	return s, err
+	s.logLevel, s.progress, s.shares, s.bound = c.LogLevel, c.ProgressToken, shares, c.Bound
+	return s, nil
 }
 
 // askedURI is a resources/read's URI as c's caller sent it, decoded as the gateway decodes
@@ -592,6 +604,10 @@ func (s *Stream) Close() error {
 	}
 	if s.leg != nil {
 		s.leg.Free()
+	}
+	if s.shares != nil {
+		s.shares.Give(s.bound) // after the buffers went back to the share
+		s.shares = nil
 	}
 	return nil
 }

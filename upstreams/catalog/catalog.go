@@ -72,6 +72,10 @@ type Options struct {
 	// Env.Results): a backend's list is charged to it, page after page, while it is read, as
 	// one response is (listBackend). Nil bounds nothing.
 	Results *bodyread.Budget
+	// CallerResults are the callers' shares of Results (the backends' Env.CallerResults): a
+	// list only one caller can be answered with (a per-user or token-exchange backend's) is
+	// charged to its caller's share (listBudget). Nil: every list to Results alone.
+	CallerResults *bodyread.Shares
 }
 
 // Catalog serves the merged lists of a set of backends. It is safe for concurrent use.
@@ -90,6 +94,7 @@ type Catalog struct {
 	pinViews    pinViews          // the pin verdicts of the newest lists (pins.go)
 	apps        bool              // Options.Apps
 	results     *bodyread.Budget  // Options.Results
+	callers     *bodyread.Shares  // Options.CallerResults
 	appFailures listFailures      // lists ResolveAppName or a URI's spelling could not have, for a while (apps.go, spelling.go)
 }
 
@@ -98,7 +103,7 @@ type Catalog struct {
 func New(backends []*backend.Backend, ns *names.Space, o Options) *Catalog {
 	c := &Catalog{backends: backends, byName: make(map[string]*backend.Backend, len(backends)), ns: ns, log: o.Log,
 		now: o.Now, cursors: o.Cursors, pageSize: o.PageSize, onTools: o.OnTools, pins: o.Pins, apps: o.Apps,
-		results: o.Results}
+		results: o.Results, callers: o.CallerResults}
 	for _, b := range backends {
 		c.byName[b.Name()] = b
 	}

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/upstreams/backend"
@@ -332,6 +333,20 @@ func (c *Catalog) fetchList(ctx context.Context, spec listSpec, q *listQuery) (*
 	return m, nil
 }
 
+// listBudget is what b's list for q is charged to while it is read, and the function that lets
+// it go once the list's charge is returned: the share of q's caller of the result budget when
+// the list can only be that caller's (a per-user backend answers with the caller's account, a
+// token-exchange backend as the caller), so that one caller's lists, as its results, cannot take
+// every caller's room; else the replica's budget, for a list any caller may be answered with.
+// A function, not a method: Catalog's methods are its own state's.
+func listBudget(c *Catalog, b *backend.Backend, q *listQuery) (*bodyread.Budget, func()) {
+	key := q.cacheKey
+	if c.callers == nil || key == "" || !(b.PerUser() || b.ExchangesTokens()) {
+		return c.results, func() {}
+	}
+	return c.callers.Take(key), func() { c.callers.Give(key) }
+}
+
 // listBackend follows one backend's pagination to the end.
 func (c *Catalog) listBackend(ctx context.Context, b *backend.Backend, spec listSpec, q *listQuery) (*part, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, b.Timeout(), wire.ErrCallTimeout)
@@ -347,13 +362,15 @@ func (c *Catalog) listBackend(ctx context.Context, b *backend.Backend, spec list
 	// lists at once hold more than that budget. The charge is returned once the list is
 	// complete: the cache bounds what it keeps (CacheConfig.MaxBytes), and a list too large
 	// for it is served and let go.
+	results, give := listBudget(c, b, q)
+	defer give()
 	var held int64
-	defer func() { c.results.Return(held) }()
+	defer func() { results.Return(held) }()
 	var cursor []byte
 	for range maxListPages {
 		body := appendListRequest(nil, spec.method, q.meta, cursor)
 		msg, err := b.RoundTrip(ctx, &backend.Request{Method: spec.method, Version: q.version, Header: q.hdr, Body: body,
-			Subject: b.SubjectFor(q.subject), SubjectKey: q.subjectKey, Caller: q.cacheKey, FromCaller: true})
+			Subject: b.SubjectFor(q.subject), SubjectKey: q.subjectKey, Caller: q.cacheKey, FromCaller: true, Results: results})
 		if errors.Is(err, backend.ErrUserTokenNeeded) || errors.Is(err, backend.ErrIssuerNotExchanged) {
 			// A per-user backend lists nothing to a caller who has not connected it, nor a
 			// token-exchange backend to a caller of an issuer it does not take.
@@ -374,9 +391,9 @@ func (c *Catalog) listBackend(ctx context.Context, b *backend.Backend, spec list
 			return nil, err
 		}
 		grown := p.itemBytes(had)
-		if err := c.results.Charge(grown); err != nil {
+		if err := results.Charge(grown); err != nil {
 			return nil, fmt.Errorf("%w (limit %d bytes): %s: %s is larger than the replica holds for responses in flight: %w",
-				backend.ErrResultBudget, c.results.Max(), b.Name(), spec.method, err)
+				backend.ErrResultBudget, results.Max(), b.Name(), spec.method, err)
 		}
 		held += grown
 		if !more {
