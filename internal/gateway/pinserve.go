@@ -44,8 +44,11 @@ func (t tofuStore) Swap(ctx context.Context, key string, old, value []byte) (boo
 
 // newPinGuard builds tool-definition pinning from the pins section: nil when the section is
 // absent. The lock file is loaded once, here, when any backend is in lockfile mode; a lock file
-// that does not load fails the start rather than serving unpinned.
-func newPinGuard(cfg *Config, getenv func(string) string, st store.Store, rec *metrics.Recorder, log *slog.Logger) (*pins.Guard, error) {
+// that does not load fails the start rather than serving unpinned. With Redis, began is when
+// its memory began (the epoch guard's marker), by which the guard tells a store that lost its
+// data; prev is the guard of the set a reload replaces (nil at start-up), whose pins it keeps.
+func newPinGuard(cfg *Config, getenv func(string) string, st store.Store, rec *metrics.Recorder, log *slog.Logger,
+	began func(context.Context) (time.Time, error), prev *pins.Guard) (*pins.Guard, error) {
 	if cfg.Pins == nil {
 		return nil, nil
 	}
@@ -85,7 +88,22 @@ func newPinGuard(cfg *Config, getenv func(string) string, st store.Store, rec *m
 		Backends: names,
 		Logger:   log,
 		OnDrift:  rec.PinDrift,
+		Began:    began,
+		Previous: prev,
 	})
+}
+
+// storeBegan is when the shared store's memory began, for pinning (newPinGuard): nil without
+// Redis, where the store's memory is the process's own.
+func (g *gateway) storeBegan(cfg *Config) func(context.Context) (time.Time, error) {
+	if !cfg.Redis.enabled() {
+		return nil
+	}
+	return func(ctx context.Context) (time.Time, error) {
+		ctx, cancel := context.WithTimeout(ctx, pinStoreTimeout)
+		defer cancel()
+		return g.replays.Began(ctx)
+	}
 }
 
 // validatePinKeys: trust-on-first-use pins kept in Redis are sealed, and every replica must
