@@ -166,3 +166,21 @@ func TestPinTOFUStoreForgotByAll(t *testing.T) {
 		t.Errorf("drift after the first contact: %+v", rep.Drift)
 	}
 }
+
+// TestPinTOFUFirstContactFromLockFile: with a lock file configured beside a backend pinned on
+// first use ('gateway pins write' writes its section too), the backend's first contact in a
+// store that holds no record (a new one, or one that lost its data with every replica) pins
+// the lock file's section, not the list of that moment: the poisoned tool asks for
+// confirmation naming text-changed and the tool slipped in is held as new.
+func TestPinTOFUFirstContactFromLockFile(t *testing.T) {
+	redis := testredis.Start(t)
+	storeBeganLongAgo(t, redis)
+	files := mcptest.StartServer(t, "files", mcptest.WithoutDefaults(), mcptest.WithTool(tool("t", "Touch a file.", nil, nil), noopTool))
+	pc := lossPins()
+	pc.LockFile = pinLock(t, files)
+	poison(files)
+	r := startPinned(t, pc, func(c *Config) { c.Redis.URL = redis.URL() }, files)
+	if got := judgedAgainstFirstPin(t, r.gw, files); got != "" {
+		t.Errorf("first contact with the lock file: %s", got)
+	}
+}

@@ -56,17 +56,16 @@ func newPinGuard(cfg *Config, getenv func(string) string, st store.Store, rec *m
 	var lock *pins.Lock
 	tofu := false
 	for _, n := range names {
-		switch cfg.Pins.ModeFor(n) {
-		case pins.ModeLockfile:
-			if lock == nil {
-				l, err := pins.LoadLock(cfg.Pins.LockFile)
-				if err != nil {
-					return nil, fmt.Errorf("pins.lockFile: %w", err)
-				}
-				lock = l
+		mode := cfg.Pins.ModeFor(n)
+		tofu = tofu || mode == pins.ModeTOFU
+		// A lock file configured beside backends pinned on first use holds the pins their
+		// first contact takes where it has their section (pins.Guard).
+		if lock == nil && (mode == pins.ModeLockfile || mode == pins.ModeTOFU && cfg.Pins.LockFile != "") {
+			l, err := pins.LoadLock(cfg.Pins.LockFile)
+			if err != nil {
+				return nil, fmt.Errorf("pins.lockFile: %w", err)
 			}
-		case pins.ModeTOFU:
-			tofu = true
+			lock = l
 		}
 	}
 	var sealer pins.Sealer

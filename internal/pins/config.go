@@ -90,7 +90,8 @@ type Config struct {
 	// or "off".
 	Mode Mode `yaml:"mode"`
 	// LockFile is the path of the pins.yaml lock file; required when any backend is in
-	// lockfile mode.
+	// lockfile mode. A backend in tofu mode that it has a section for pins that section at
+	// first contact, rather than its list.
 	LockFile string `yaml:"lockFile"`
 	// Actions overrides DefaultActions for every backend, per class: "block", "confirm" or
 	// "log".

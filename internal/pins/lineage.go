@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -24,7 +25,9 @@ import (
 //     are unverified meanwhile: left out of lists, calls refused as unavailable, retryable.
 //
 // When no replica holds the record (all of them restarted after the loss), the first contact
-// after the window pins the list of that moment: nothing tells that store from a new one.
+// after the window pins what the lock file holds for the backend, when a lock file is loaded
+// and has its section, and otherwise the list of that moment: nothing tells that store from a
+// new one.
 
 // errRestoreWindow is why a first contact waits.
 var errRestoreWindow = errors.New("the shared store's memory began less than the restore window ago; waiting for replicas holding pins to write them back")
@@ -148,6 +151,33 @@ func (g *Guard) awaitRestore(ctx context.Context, backend string) error {
 			"backend", backend, "store_memory_began", began, "until", began.Add(window))
 	}
 	return fmt.Errorf("%w: %w", errUnverified, errRestoreWindow)
+}
+
+// lockManifest is the manifest of kind that the loaded lock file holds for backend (pinned on
+// first use), which a first contact takes in place of the backend's list: what the operator
+// reviewed ('gateway pins write' writes every backend whose pins are on) outlives a store that
+// lost its data with every replica. nil when the lock file has no section for the backend, or
+// the section's items of kind go beyond the bounds of what is pinned on first use (the
+// backend's list is pinned then, within them).
+func (g *Guard) lockManifest(backend string, kind Kind) *Manifest {
+	if g.lock == nil || g.lock.Backends[backend] == nil {
+		return nil
+	}
+	b := g.lock.Backends[backend]
+	m := &Manifest{Backend: backend, Kind: kind, Pins: map[string]*Definition{}}
+	if kind == KindInstructions {
+		if b.Instructions != nil {
+			m.Pins[""] = b.Instructions
+		}
+	} else {
+		maps.Copy(m.Pins, b.Items[kind])
+	}
+	if err := g.cfg.Fits(m); err != nil {
+		g.log.Warn("pins: the lock file's section for this backend goes beyond the bounds of trust on first use; its first contact pins its list",
+			"backend", backend, "kind", string(kind), "error", err)
+		return nil
+	}
+	return m
 }
 
 // inherit takes over the trust-on-first-use pins prev holds for backends this guard pins on

@@ -320,14 +320,19 @@ func (g *Guard) manifest(ctx context.Context, backend string, kind Kind, items [
 	return g.storeFailed(ref, st, errors.New("the stored pins kept changing during first contact"))
 }
 
-// firstContact adds to ms the manifest items make and writes the record, only while the store
-// holds raw (nothing when not found); wrote is false when another writer came first.
+// firstContact adds to ms the manifest items make (or the lock file's section for the backend,
+// lockManifest) and writes the record, only while the store holds raw (nothing when not
+// found); wrote is false when another writer came first.
 func (g *Guard) firstContact(ctx context.Context, backend string, kind Kind, items []Listed, raw []byte, found bool, ms map[Kind]*Manifest) (bool, error) {
 	var shadows func(*Definition) bool
 	if ShadowKind(kind) {
 		shadows = func(d *Definition) bool { _, ok := g.shadowed(ctx, backend, kind, d); return ok }
 	}
 	m, over := FirstContact(backend, kind, items, shadows, g.cfg.maxPins(), g.cfg.maxPinBytes())
+	from := "list"
+	if lm := g.lockManifest(backend, kind); lm != nil {
+		m, over, from = lm, nil, "lock file"
+	}
 	next := maps.Clone(ms)
 	next[kind] = m
 	sealed, err := SealManifests(g.sealer, backend, next)
@@ -345,8 +350,8 @@ func (g *Guard) firstContact(ctx context.Context, backend string, kind Kind, ite
 		return false, err
 	}
 	ms[kind] = m
-	g.log.Info("pins: first contact: pinned the backend's list", "backend", backend, "kind", string(kind),
-		"pinned", len(m.Pins), "listed", len(items), "over_bounds", len(over))
+	g.log.Info("pins: first contact: pinned the backend's definitions", "backend", backend, "kind", string(kind),
+		"pinned", len(m.Pins), "listed", len(items), "over_bounds", len(over), "from", from)
 	return true, nil
 }
 
