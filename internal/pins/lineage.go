@@ -119,11 +119,41 @@ func (g *Guard) reassertBackend(ctx context.Context, backend string) error {
 			return err
 		}
 		done, err := g.restore(ctx, backend, raw, found, ms)
-		if err != nil || done {
-			return err
+		if err != nil || !done {
+			if err != nil {
+				return err
+			}
+			continue
 		}
+		g.warnOtherPins(backend, ms)
+		return nil
 	}
 	return fmt.Errorf("pins: the stored pins of %s kept changing while this replica wrote them back", backend)
+}
+
+// warnOtherPins logs the kinds for which the record found in a store whose memory began anew
+// (ms) holds other pins than this replica held: written by another replica that held other
+// ones (an approval one of them had not read), or by a first contact made while no replica
+// holding them reached the store within the restore window; the operator tells which.
+func (g *Guard) warnOtherPins(backend string, ms map[Kind]*Manifest) {
+	var other []string
+	g.mu.Lock()
+	for _, k := range Kinds() {
+		st := g.tofu[manifestRef{backend, k}]
+		if st != nil && st.m != nil && ms[k] != nil && !samePins(st.m, ms[k]) {
+			other = append(other, string(k))
+		}
+	}
+	g.mu.Unlock()
+	if len(other) > 0 {
+		g.log.Warn("pins: the shared store lost its data and now holds other pins for this backend than this replica held; check GET /pins and approve again what was not approved",
+			"backend", backend, "kinds", other)
+	}
+}
+
+// samePins reports whether a and b pin the same keys to the same fingerprints.
+func samePins(a, b *Manifest) bool {
+	return maps.EqualFunc(a.Pins, b.Pins, func(x, y *Definition) bool { return x.Fingerprint == y.Fingerprint })
 }
 
 // awaitRestore holds a first contact with backend back while the shared store's memory is

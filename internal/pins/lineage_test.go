@@ -1,7 +1,10 @@
 package pins
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,5 +195,41 @@ func TestGuardTOFUFirstContactFromLockFile(t *testing.T) {
 	}
 	if v := s.replica(t, sealer, nil).CheckList(ctx, "be", KindTool, listed(t, KindTool, a2, b1, c1)); v["a"].Classes.String() != "text-changed" {
 		t.Errorf("another replica, reading the record: %+v", v)
+	}
+}
+
+// TestGuardTOFUHolderTooLateWarns: a replica holding the record that reaches the store only
+// after another replica's first contact pinned the list of that moment (after the restore
+// window) cannot tell that record from another replica's write-back, and keeps it; it says so
+// in the log, naming the backend and the kinds, so the operator checks GET /pins.
+func TestGuardTOFUHolderTooLateWarns(t *testing.T) {
+	ctx := context.Background()
+	s := newStoreMemory(t)
+	sealer := testSealer(t, "k1")
+	var logs bytes.Buffer
+	h, err := NewGuard(GuardOptions{Config: &Config{Mode: ModeTOFU, Actions: confirmText, RestoreWindow: lossWindow},
+		Store: redisTOFU{s.rs}, Sealer: sealer, Backends: []string{"be"}, Now: s.clk.now, Began: s.began,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Reassert(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.clk.add(lossWindow)
+	if v := h.CheckList(ctx, "be", KindTool, listed(t, KindTool, a1)); v["a"].Action != "" {
+		t.Fatalf("first contact: %+v", v)
+	}
+	s.forget(t)
+	d := s.replica(t, sealer, nil)
+	s.clk.add(lossWindow)
+	if v := d.CheckList(ctx, "be", KindTool, listed(t, KindTool, a2)); v["a"].Action != "" {
+		t.Fatalf("the first contact after the window: %+v", v)
+	}
+	if err := h.Reassert(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "now holds other pins for this backend than this replica held") || !strings.Contains(logs.String(), "kinds=[tool]") {
+		t.Errorf("the holder that came too late: log %q", logs.String())
 	}
 }
