@@ -136,15 +136,16 @@ func (c *Config) checkKeyLengths(values map[string]string) []error {
 	return errs
 }
 
-// checkPinsLock loads the lock file when a backend is pinned from it, and checks that it has a
-// section for every such backend, as the pin guard requires at start-up.
+// checkPinsLock loads the lock file when a backend is pinned from it, or pinned on first use
+// (whose first contact takes the lock file's section when it has one), and checks that it has
+// a section for every backend pinned from it, as the pin guard requires at start-up.
 func (c *Config) checkPinsLock() []error {
 	if c.Pins == nil || c.Pins.LockFile == "" {
 		return nil
 	}
 	// The backends pinned from the lock file; what the others need is checked by validate.
 	names := slices.DeleteFunc(c.upstreamNames(), func(n string) bool { return c.Pins.ModeFor(n) != pins.ModeLockfile })
-	if len(names) == 0 {
+	if len(names) == 0 && !slices.ContainsFunc(c.upstreamNames(), func(n string) bool { return c.Pins.ModeFor(n) == pins.ModeTOFU }) {
 		return nil
 	}
 	lock, err := pins.LoadLock(c.Pins.LockFile)

@@ -160,6 +160,7 @@ func configRanges() map[string]settingRange {
 		"upstreams[].auth.refreshBefore":    durations(time.Second, day),
 		"interceptors[].auth.refreshBefore": durations(time.Second, day),
 		"pins.retention":                    durations(time.Minute, 365*day),
+		"pins.restoreWindow":                durations(time.Second, time.Hour),
 		// An access token and a refresh token of common size, sealed.
 		"userOAuth.maxRecordBytes": counts(4*kib, vault.MaxMaxRecordBytes),
 		// Expiry has whole-second resolution.

@@ -127,6 +127,7 @@ func featureDefaults() map[string]any {
 		"pins.maxPerBackend":      pins.DefaultMaxPerBackend,
 		"pins.maxBytesPerBackend": pins.DefaultMaxBytesPerBackend,
 		"pins.retention":          pins.DefaultRetention,
+		"pins.restoreWindow":      pins.DefaultRestoreWindow,
 
 		"userOAuth.path":            uo.Path,
 		"userOAuth.consentTTL":      uo.ConsentTTL,

@@ -44,8 +44,11 @@ func (t tofuStore) Swap(ctx context.Context, key string, old, value []byte) (boo
 
 // newPinGuard builds tool-definition pinning from the pins section: nil when the section is
 // absent. The lock file is loaded once, here, when any backend is in lockfile mode; a lock file
-// that does not load fails the start rather than serving unpinned.
-func newPinGuard(cfg *Config, getenv func(string) string, st store.Store, rec *metrics.Recorder, log *slog.Logger) (*pins.Guard, error) {
+// that does not load fails the start rather than serving unpinned. With Redis, began is when
+// its memory began (the epoch guard's marker), by which the guard tells a store that lost its
+// data; prev is the guard of the set a reload replaces (nil at start-up), whose pins it keeps.
+func newPinGuard(cfg *Config, getenv func(string) string, st store.Store, rec *metrics.Recorder, log *slog.Logger,
+	began func(context.Context) (time.Time, error), prev *pins.Guard) (*pins.Guard, error) {
 	if cfg.Pins == nil {
 		return nil, nil
 	}
@@ -53,17 +56,16 @@ func newPinGuard(cfg *Config, getenv func(string) string, st store.Store, rec *m
 	var lock *pins.Lock
 	tofu := false
 	for _, n := range names {
-		switch cfg.Pins.ModeFor(n) {
-		case pins.ModeLockfile:
-			if lock == nil {
-				l, err := pins.LoadLock(cfg.Pins.LockFile)
-				if err != nil {
-					return nil, fmt.Errorf("pins.lockFile: %w", err)
-				}
-				lock = l
+		mode := cfg.Pins.ModeFor(n)
+		tofu = tofu || mode == pins.ModeTOFU
+		// A lock file configured beside backends pinned on first use holds the pins their
+		// first contact takes where it has their section (pins.Guard).
+		if lock == nil && (mode == pins.ModeLockfile || mode == pins.ModeTOFU && cfg.Pins.LockFile != "") {
+			l, err := pins.LoadLock(cfg.Pins.LockFile)
+			if err != nil {
+				return nil, fmt.Errorf("pins.lockFile: %w", err)
 			}
-		case pins.ModeTOFU:
-			tofu = true
+			lock = l
 		}
 	}
 	var sealer pins.Sealer
@@ -85,7 +87,22 @@ func newPinGuard(cfg *Config, getenv func(string) string, st store.Store, rec *m
 		Backends: names,
 		Logger:   log,
 		OnDrift:  rec.PinDrift,
+		Began:    began,
+		Previous: prev,
 	})
+}
+
+// storeBegan is when the shared store's memory began, for pinning (newPinGuard): nil without
+// Redis, where the store's memory is the process's own.
+func (g *gateway) storeBegan(cfg *Config) func(context.Context) (time.Time, error) {
+	if !cfg.Redis.enabled() {
+		return nil
+	}
+	return func(ctx context.Context) (time.Time, error) {
+		ctx, cancel := context.WithTimeout(ctx, pinStoreTimeout)
+		defer cancel()
+		return g.replays.Began(ctx)
+	}
 }
 
 // validatePinKeys: trust-on-first-use pins kept in Redis are sealed, and every replica must

@@ -41,6 +41,13 @@ func startPinned(t *testing.T, pc *pins.Config, mutate func(*Config), backends .
 	cfg := testConfig("warn", "json", backends...)
 	cfg.Auth.Disabled = true
 	cfg.MRTR.Keys = testKeys
+	if pc != nil && pc.RestoreWindow == 0 {
+		// A test that is not about a store that lost its data does not wait for the restore
+		// window after the fresh Redis it starts (TestPinTOFUStoreForgot* are about it).
+		cp := *pc
+		cp.RestoreWindow = -1
+		pc = &cp
+	}
 	cfg.Pins = pc
 	if mutate != nil {
 		mutate(cfg)

@@ -24,6 +24,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/intercept"
 	"github.com/mcp-gateway/gateway/internal/logging"
 	"github.com/mcp-gateway/gateway/internal/loopback"
+	"github.com/mcp-gateway/gateway/internal/pins"
 	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/store"
 	"github.com/mcp-gateway/gateway/internal/tracing"
@@ -366,6 +367,9 @@ type components struct {
 	embedder *embeddings.Embedder
 	// leased is the rate limiter leasing from Redis; nil without one. A reload keeps it.
 	leased *store.Leased
+	// pinGuard is the backends' pinning (nil without a pins section); it writes back the
+	// trust-on-first-use pins a shared store forgot while the set runs.
+	pinGuard *pins.Guard
 	// current is true while the set serves new requests: only then do its backends' health
 	// and circuit changes reach the gauges, which describe what new requests meet.
 	current atomic.Bool
@@ -417,7 +421,7 @@ func (g *gateway) buildServices(cfg *Config, c, prev *components) (err error) {
 	if c.userOAuth, err = g.buildUserOAuth(cfg, c.approvals); err != nil {
 		return err
 	}
-	if c.backends, err = g.buildBackends(cfg, c); err != nil {
+	if c.backends, err = g.buildBackends(cfg, c, prev); err != nil {
 		return err
 	}
 	c.auth, err = g.buildAuth(cfg, prev)
@@ -618,16 +622,21 @@ func (g *gateway) buildState(cfg *Config, getenv func(string) string, log *slog.
 	return err
 }
 
-// buildBackends builds the backend registry of c with the metrics hooks.
-func (g *gateway) buildBackends(cfg *Config, c *components) (*upstreams.Registry, error) {
+// buildBackends builds the backend registry of c with the metrics hooks, and its pinning,
+// which keeps the trust-on-first-use pins prev's held.
+func (g *gateway) buildBackends(cfg *Config, c, prev *components) (*upstreams.Registry, error) {
 	secrets, err := cfg.resolveSecrets(g.getenv)
 	if err != nil {
 		return nil, err
 	}
-	guard, err := newPinGuard(cfg, g.getenv, g.store, g.rec, g.log)
-	if err != nil {
+	var prevGuard *pins.Guard
+	if prev != nil {
+		prevGuard = prev.pinGuard
+	}
+	if c.pinGuard, err = newPinGuard(cfg, g.getenv, g.store, g.rec, g.log, g.storeBegan(cfg), prevGuard); err != nil {
 		return nil, err
 	}
+	guard := c.pinGuard
 	rec := g.rec
 	return upstreams.New(cfg.upstreamsConfig(secrets), upstreams.Options{
 		Logger:              g.log,

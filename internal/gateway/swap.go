@@ -389,12 +389,15 @@ func (g *gateway) start(runCtx context.Context) {
 	g.startComponents(g.current.Load())
 }
 
-// startComponents starts c's background work: health probes, the endpoint's subscriptions and
-// the fetching of its issuers' keys. It ends when c is closed or the process stops.
+// startComponents starts c's background work: health probes, the writing back of pins a shared
+// store forgot, the endpoint's subscriptions and the fetching of its issuers' keys. It ends when c is closed or the process stops.
 func (g *gateway) startComponents(c *components) {
 	ctx, cancel := context.WithCancel(g.reloads.runCtx)
 	c.cancel = cancel
 	go c.backends.Run(ctx)
+	if c.pinGuard != nil {
+		go c.pinGuard.Watch(ctx)
+	}
 	c.mcpServer.Start(ctx)
 	if c.auth != nil {
 		go c.auth.Authenticator().WatchKeys(ctx)

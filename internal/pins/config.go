@@ -90,7 +90,8 @@ type Config struct {
 	// or "off".
 	Mode Mode `yaml:"mode"`
 	// LockFile is the path of the pins.yaml lock file; required when any backend is in
-	// lockfile mode.
+	// lockfile mode. A backend in tofu mode that it has a section for pins that section at
+	// first contact, rather than its list.
 	LockFile string `yaml:"lockFile"`
 	// Actions overrides DefaultActions for every backend, per class: "block", "confirm" or
 	// "log".
@@ -108,6 +109,12 @@ type Config struct {
 	// /pins, /readyz) as removed before it is dropped from them; its pin stays. Default
 	// DefaultRetention.
 	Retention time.Duration `yaml:"retention"`
+	// RestoreWindow is how long, in tofu mode with a shared store, a backend's first contact
+	// waits after the store's memory began (a new store, or one that lost its data) so that the
+	// replicas holding pins it forgot write them back first; its items are unverified
+	// meanwhile. Default DefaultRestoreWindow; a negative value: no wait (a first contact pins at
+	// once, also in a store that lost its data while replicas held its pins).
+	RestoreWindow time.Duration `yaml:"restoreWindow"`
 }
 
 // Defaults of the bounds.
@@ -118,6 +125,8 @@ const (
 	DefaultMaxBytesPerBackend = 4 << 20
 	// DefaultRetention is Config.Retention's default: a week.
 	DefaultRetention = 7 * 24 * time.Hour
+	// DefaultRestoreWindow is Config.RestoreWindow's default.
+	DefaultRestoreWindow = 30 * time.Second
 )
 
 // maxPins returns the effective MaxPerBackend.
@@ -142,6 +151,17 @@ func (c *Config) retention() time.Duration {
 		return c.Retention
 	}
 	return DefaultRetention
+}
+
+// restoreWindow returns the effective RestoreWindow: 0 for no wait.
+func (c *Config) restoreWindow() time.Duration {
+	switch {
+	case c.RestoreWindow < 0:
+		return 0
+	case c.RestoreWindow > 0:
+		return c.RestoreWindow
+	}
+	return DefaultRestoreWindow
 }
 
 // MaxSealedBytes is the largest sealed record of trust-on-first-use pins a store may hold for

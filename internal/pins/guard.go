@@ -72,6 +72,14 @@ type GuardOptions struct {
 	OnDrift func(backend string, class Class, action Action)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Began returns when the shared store's current memory began (the marker a store that
+	// lost its data is told by, mrtr.EpochGuard.Began); nil when the store's memory is this
+	// process's own. With it, replicas write back the pins a store forgot (Watch) and a first
+	// contact waits for them (Config.RestoreWindow).
+	Began func(context.Context) (time.Time, error)
+	// Previous is the guard this one replaces (a reload): the trust-on-first-use pins it holds
+	// are carried over.
+	Previous *Guard
 }
 
 // Guard checks backend definitions against their pins. It is safe for concurrent use.
@@ -92,6 +100,12 @@ type Guard struct {
 	tofu map[manifestRef]*manifestState
 	// drift is the current drift per backend (record.go).
 	drift map[string]*backendDrift
+	// began, epoch and waiting are for a store that loses its memory (lineage.go): when the
+	// store's memory began as this replica last saw it, and as a first contact of each
+	// backend last waited on it (logged once).
+	began   func(context.Context) (time.Time, error)
+	epoch   time.Time
+	waiting map[string]time.Time
 }
 
 type manifestRef struct {
@@ -134,12 +148,15 @@ func NewGuard(o GuardOptions) (*Guard, error) {
 	}
 	g := &Guard{cfg: o.Config, lock: o.Lock, store: o.Store, sealer: o.Sealer, log: o.Logger, onDrift: o.OnDrift, now: o.Now,
 		backends: slices.Sorted(slices.Values(o.Backends)), lockIndex: map[manifestRef]*shadowIndex{},
-		tofu: map[manifestRef]*manifestState{}, drift: map[string]*backendDrift{}}
+		tofu: map[manifestRef]*manifestState{}, drift: map[string]*backendDrift{}, began: o.Began, waiting: map[string]time.Time{}}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
 	if g.now == nil {
 		g.now = time.Now
+	}
+	if o.Previous != nil {
+		g.inherit(o.Previous)
 	}
 	for _, b := range g.backends {
 		if g.cfg.ModeFor(b) == ModeLockfile {

@@ -18,7 +18,8 @@ import (
 // until an operator pins it ('gateway pins approve'), which writes the record once with every
 // kind it changes: a replica sees all of an approval or none of it, never new tools with old
 // prompts. Each replica caches the record it read, every kind of it, and reads it again at
-// most every tofuRecheck, on the list path.
+// most every tofuRecheck, on the list path. A store that lost its memory gets back from the
+// replicas what they hold, and a first contact waits for them (lineage.go).
 //
 // Releases before kept one record per backend and kind (ManifestKey). While a backend has no
 // record of its own, its per-kind records are read in its place, and the first write (a first
@@ -262,7 +263,9 @@ const firstContactAttempts = 5
 // the record, so this replica never mixes kinds of two approvals. With first set and no
 // manifest of kind in the record, it adds the one items make (first contact), only while the
 // record holds what it read: another replica's first contact or an approval written first is
-// read again and kept. A store that does not answer leaves the cached manifest in use (what
+// read again and kept; kinds this replica holds that the record lacks are written back
+// first, and a first contact waits while the store's memory is new (awaitRestore), its error
+// wrapping errUnverified. A store that does not answer leaves the cached manifest in use (what
 // was verified stays verified); with none cached, the error wraps errUnverified, as it does for
 // a stored record that does not open (whatever this replica read before: the store was written
 // by someone else).
@@ -290,16 +293,20 @@ func (g *Guard) manifest(ctx context.Context, backend string, kind Kind, items [
 		case err != nil:
 			return g.storeFailed(ref, st, err)
 		}
-		if !found {
-			wrote, err := g.restore(ctx, backend, ms)
-			if err != nil {
-				return g.storeFailed(ref, st, err)
-			}
-			if !wrote {
-				continue // another writer came first: read what it wrote
-			}
+		done, err := g.restore(ctx, backend, raw, found, ms)
+		if err != nil {
+			return g.storeFailed(ref, st, err)
+		}
+		if !done {
+			continue // written back, or another writer came first: read what is there now
 		}
 		if ms[kind] == nil && first {
+			switch err := g.awaitRestore(ctx, backend); {
+			case errors.Is(err, errUnverified):
+				return nil, err
+			case err != nil:
+				return g.storeFailed(ref, st, err)
+			}
 			wrote, err := g.firstContact(ctx, backend, kind, items, raw, found, ms)
 			if err != nil {
 				return g.storeFailed(ref, st, err)
@@ -313,14 +320,19 @@ func (g *Guard) manifest(ctx context.Context, backend string, kind Kind, items [
 	return g.storeFailed(ref, st, errors.New("the stored pins kept changing during first contact"))
 }
 
-// firstContact adds to ms the manifest items make and writes the record, only while the store
-// holds raw (nothing when not found); wrote is false when another writer came first.
+// firstContact adds to ms the manifest items make (or the lock file's section for the backend,
+// lockManifest) and writes the record, only while the store holds raw (nothing when not
+// found); wrote is false when another writer came first.
 func (g *Guard) firstContact(ctx context.Context, backend string, kind Kind, items []Listed, raw []byte, found bool, ms map[Kind]*Manifest) (bool, error) {
 	var shadows func(*Definition) bool
 	if ShadowKind(kind) {
 		shadows = func(d *Definition) bool { _, ok := g.shadowed(ctx, backend, kind, d); return ok }
 	}
 	m, over := FirstContact(backend, kind, items, shadows, g.cfg.maxPins(), g.cfg.maxPinBytes())
+	from := "list"
+	if lm := g.lockManifest(backend, kind); lm != nil {
+		m, over, from = lm, nil, "lock file"
+	}
 	next := maps.Clone(ms)
 	next[kind] = m
 	sealed, err := SealManifests(g.sealer, backend, next)
@@ -338,19 +350,20 @@ func (g *Guard) firstContact(ctx context.Context, backend string, kind Kind, ite
 		return false, err
 	}
 	ms[kind] = m
-	g.log.Info("pins: first contact: pinned the backend's list", "backend", backend, "kind", string(kind),
-		"pinned", len(m.Pins), "listed", len(items), "over_bounds", len(over))
+	g.log.Info("pins: first contact: pinned the backend's definitions", "backend", backend, "kind", string(kind),
+		"pinned", len(m.Pins), "listed", len(items), "over_bounds", len(over), "from", from)
 	return true, nil
 }
 
-// restore writes back the manifests this replica holds for backend when the store has no
-// record of it at all (ms is what it read: nothing, or an earlier release's records). Nothing
-// deletes a record and it has no expiry, so a record this replica read or wrote and the store
-// no longer has was lost with the store's memory (a Redis restarted without persistence):
-// taking the backend's list of this moment as a first contact would pin, silently, whatever
-// changed or appeared since it was trusted. The kinds it holds go back as they were and are
-// added to ms; wrote is false when another writer stored a record first (read it again).
-func (g *Guard) restore(ctx context.Context, backend string, ms map[Kind]*Manifest) (wrote bool, err error) {
+// restore writes back the kinds of pins this replica holds for backend that the store's record
+// lacks (ms is what it read: raw when found, else nothing or an earlier release's records).
+// Nothing deletes a record or a kind of it, and a record has no expiry, so a kind this replica
+// read or wrote and the store no longer has was lost with the store's memory (a Redis
+// restarted without persistence): taking the backend's list of this moment as a first contact
+// would pin, silently, whatever changed or appeared since it was trusted. done is true when
+// there was nothing to write back; false when it wrote them (or another writer came first),
+// for the caller to read the record again. It writes only while the store holds what was read.
+func (g *Guard) restore(ctx context.Context, backend string, raw []byte, found bool, ms map[Kind]*Manifest) (done bool, err error) {
 	next := maps.Clone(ms)
 	var restored []string
 	g.mu.Lock()
@@ -368,13 +381,18 @@ func (g *Guard) restore(ctx context.Context, backend string, ms map[Kind]*Manife
 	if err != nil {
 		return false, err
 	}
-	if wrote, _, err = g.store.SetNX(ctx, ManifestsKey(backend), sealed); err != nil || !wrote {
+	var wrote bool
+	if found {
+		wrote, err = g.store.Swap(ctx, ManifestsKey(backend), raw, sealed)
+	} else {
+		wrote, _, err = g.store.SetNX(ctx, ManifestsKey(backend), sealed)
+	}
+	if err != nil || !wrote {
 		return false, err
 	}
-	maps.Copy(ms, next)
 	g.log.Warn("pins: the shared store had lost this backend's pins (restarted without its data?); wrote back the ones this replica held",
 		"backend", backend, "kinds", restored)
-	return true, nil
+	return false, nil
 }
 
 // keepAll caches every kind of backend's record as read now and returns kind's.
