@@ -45,6 +45,12 @@ func TestBlobReadAsText(t *testing.T) {
 			t.Errorf("%s: %v %v %+v, want the key found at %s", c.name, rep.Action, rep.Err, rep.Findings, c.path)
 		}
 	}
+	// The params of a request relayed to the client (a pre-2026 backend's sampling request)
+	// hold content blocks as a result does.
+	asked := `{"messages":[{"role":"user","content":{"type":"image","mimeType":"image/png","data":"` + secret + `"}}]}`
+	if rep := r.ScanNotification([]byte(asked)); rep.Counts[DetAWSAccessKey] != 1 || rep.First(Block).Path != "/messages/0/content/data" {
+		t.Errorf("a relayed sampling request's image: %+v %v", rep.Findings, rep.Err)
+	}
 	if rep := r.ScanResult([]byte(res("image/png", png))); !rep.Clean() {
 		t.Errorf("binary bytes scanned: %+v %v", rep.Findings, rep.Err)
 	}

@@ -289,6 +289,9 @@ func (r *Rule) scanOnce(rep *Report, raw []byte, d *direction, dir Direction, re
 	w := r.e.walker()
 	defer r.e.putWalker(w)
 	w.raw, w.stripMeta, w.echo, w.strip = raw, result, echo, strip
+	// ScanRelayed's params of something relayed (echo nil): a request's, whose content blocks
+	// are a result's.
+	w.content = result || dir == DirNotification && echo == nil
 	w.msg = msgScan{rep: rep, dir: d}
 	w.sc = &w.msg
 	w.ts.on, w.ts.hosts, w.ts.allowedLen = d.on, r.hosts, 0

@@ -20,12 +20,13 @@ import (
 // naming its "uri"), which are read as the bytes they decode to (blob.go), and the
 // requestState of an input_required result (a member of the result object itself: the round
 // trip's state, which the gateway seals and no model reads). A requestState in a result of
-// another kind is no round trip's, just a member the client receives, and is scanned.
-// Arguments, notifications, structuredContent, _meta and errors carry no such content:
-// everything in them is scanned.
+// another kind is no round trip's, just a member the client receives, and is scanned. The
+// params of a request relayed to the client (a pre-2026 backend's sampling request) hold
+// content blocks as a result does, read so. Arguments, notifications, structuredContent, _meta
+// and errors carry no such content: everything in them is scanned.
 func (w *walker) opaque(key []byte, obj, v, depth int) bool {
 	raw := w.raw
-	if !w.stripMeta || raw[v] != '"' {
+	if !w.content || raw[v] != '"' {
 		return false
 	}
 	switch string(decodedKey(key)) {
@@ -38,7 +39,7 @@ func (w *walker) opaque(key []byte, obj, v, depth int) bool {
 	case "blob":
 		return w.atResource() && memberValue(raw, obj, "uri") != nil && w.blob(key, obj, v)
 	case "requestState":
-		return depth == 1 && inputRequired(memberValue(raw, obj, "resultType"))
+		return w.stripMeta && depth == 1 && inputRequired(memberValue(raw, obj, "resultType"))
 	}
 	return false
 }

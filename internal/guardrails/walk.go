@@ -64,6 +64,9 @@ type walker struct {
 	// default-ignorable characters, which a blob's decoded text is read without too.
 	bl    blobState
 	strip bool
+	// content: the text is a result or the params of a request relayed to the client, whose
+	// content blocks and resources hold binary content (opaque.go).
+	content bool
 }
 
 // pathElem is one step of the path to a string: a member name (raw, as in the JSON text) or
