@@ -24,7 +24,7 @@ func TestAppToolVisibility(t *testing.T) {
 		{"Visibility", `{"name":"t","_meta":{"ui":{` + ui + `,"Visibility":["model"]}}}`, false, true},
 		{"VISIBILITY after", `{"name":"t","_meta":{"ui":{` + ui + `,"visibility":["model","app"],"VISIBILITY":["app"]}}}`, true, false},
 		{"escaped", `{"name":"t","_meta":{"ui":{` + ui + `,"vi\u0073ibility":["app"]}}}`, true, false},
-		{"Kelvin-free long s", `{"name":"t","_meta":{"ui":{` + ui + `,"viſibility":["model"]}}}`, false, true},
+		{"long s", `{"name":"t","_meta":{"ui":{` + ui + `,"viſibility":["model"]}}}`, false, true},
 		{"UI and _META", `{"name":"t","_META":{"UI":{"RESOURCEURI":"ui://w/v.html","visibility":["app"]}}}`, true, false},
 		{"two ui", `{"name":"t","_meta":{"ui":{` + ui + `},"Ui":{"visibility":["model"]}}}`, false, true},
 		{"two _meta", `{"name":"t","_meta":{"ui":{` + ui + `}},"_Meta":{"u_i":{"visibility":["app"]}}}`, true, false},
