@@ -348,6 +348,8 @@ func TestBackendURLElicitationOnlyToAWebPage(t *testing.T) {
 		`,"url":"https://user:secret-pw@example.com/"`, `,"url":"https://example.com@attacker.test/"`,
 		`,"url":"https:\\\\attacker.test"`, `,"url":"https://example.com\\@attacker.test"`, `,"url":"https:/attacker.test"`,
 		`,"url":"https:attacker.test"`, `,"url":"https://"`, `,"url":"https://exa mple.com/"`, `,"url":"https://example.com/\tx"`,
+		// A host a browser reads as another than written: example.com.attacker.test, 127.0.0.1.
+		`,"url":"https://example.com%E3%80%82attacker.test/"`, `,"url":"http://0x7f.1/approve"`, `,"url":"https://ＥＸＡＭＰＬＥ.com/"`,
 	} {
 		b.set(`{"resultType":"input_required","inputRequests":` + entry(bad) + `,"requestState":"backend-state"}`)
 		r := askCalls[0].post(t, url, caps)

@@ -2,6 +2,7 @@ package mcphttp
 
 import (
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -207,6 +208,9 @@ func refusalText(rep *guardrails.Report, what string) string {
 	case f != nil:
 		b.WriteString("found " + f.Detector.Guardrail().String() + " (" + f.Detector.String() + ") in " + what +
 			" at " + pointerOrRoot(f.Path))
+	case errors.Is(rep.Err, guardrails.ErrUnreadableContent):
+		// Names the reason and the place, never the content.
+		b.WriteString(what + " could not be checked: " + strings.TrimPrefix(rep.Err.Error(), "guardrails: "))
 	default:
 		b.WriteString(what + " could not be checked")
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/weburl"
 )
 
 // InputRequest is one entry of an input_required result's inputRequests, as a pre-2026 client
@@ -253,6 +254,17 @@ func webPage(raw []byte) error {
 	}
 	if u.User != nil {
 		return fmt.Errorf("URL-mode elicitation url holds user information")
+	}
+	// The host the browser goes to must be the host as written, which the person is shown and
+	// the guardrails' link allowlist reads: a browser percent-decodes a host, maps it through
+	// IDNA and reads a number as an IPv4 address, so https://idp.example%E3%80%82attacker.test
+	// goes to idp.example.attacker.test and https://0x7f.1 to 127.0.0.1.
+	b, err := weburl.Parse(s)
+	if err != nil || b.User != "" {
+		return fmt.Errorf("URL-mode elicitation url is not one a browser opens as written")
+	}
+	if b.Host != strings.ToLower(b.RawHost) {
+		return fmt.Errorf("URL-mode elicitation url's host is not written as a browser reads it")
 	}
 	return nil
 }

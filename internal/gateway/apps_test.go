@@ -363,3 +363,54 @@ func TestAppsResolveAmongUsable(t *testing.T) {
 		}
 	})
 }
+
+// TestAppsVisibilitySpellings: a tool's _meta.ui.visibility in a spelling a host decoding with
+// Go's encoding/json reads as the member ("Visibility", the long s of "viſibility"), alone or
+// after the exact one, holds the tool to its strictest reading: a model-only tool whose
+// visibility is spelt otherwise is not an app's to call by its backend name, and a tool whose
+// later spelling leaves "model" out is not listed to the model nor called by its namespaced
+// name. The backend is the Go SDK's; the clients the Go SDK's at 2026-07-28 and at 2025-11-25
+// (the pre-2026 edge).
+func TestAppsVisibilitySpellings(t *testing.T) {
+	uri := mcptest.AppViewURI("weather")
+	tool := func(name string, ui map[string]any) mcptest.Option {
+		ui["resourceUri"] = uri
+		return mcptest.WithTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}, Meta: mcp.Meta{"ui": ui}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + " ran"}}}, nil
+			})
+	}
+	alpha := mcptest.StartServer(t, "alpha", mcptest.WithApp("weather"),
+		tool("wipe_model_only", map[string]any{"Visibility": []any{"model"}}),
+		tool("wipe_app_only", map[string]any{"visibility": []any{"model", "app"}, "viſibility": []any{"app"}}))
+	gw := startTestGateway(t, func(c *Config) { c.Apps.Enabled = true }, alpha)
+	ctx := context.Background()
+	for _, version := range []string{"", "2025-11-25"} {
+		var opts []mcptest.ClientOption
+		if version != "" {
+			opts = append(opts, mcptest.WithProtocolVersion(version))
+		}
+		cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", opts...)
+		tools, err := cs.ListTools(ctx, nil)
+		if err != nil || slices.ContainsFunc(tools.Tools, func(tl *mcp.Tool) bool { return tl.Name == "alpha__wipe_app_only" }) ||
+			!slices.ContainsFunc(tools.Tools, func(tl *mcp.Tool) bool { return tl.Name == "alpha__wipe_model_only" }) {
+			t.Errorf("%q tools/list: %v %+v", version, err, tools)
+		}
+		for _, name := range []string{"wipe_model_only", "alpha__wipe_app_only"} {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{}})
+			if err == nil || !strings.Contains(err.Error(), "unknown tool") {
+				t.Errorf("%q call %s: %v %+v, want unknown tool", version, name, err, res)
+			}
+		}
+		// The readings that stay open: the model's namespaced call of the model-only tool, and
+		// the app's of the app-only tool by its backend name.
+		for _, name := range []string{"alpha__wipe_model_only", "wipe_app_only"} {
+			if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: map[string]any{}}); err != nil || res.IsError {
+				t.Errorf("%q call %s: %v %+v", version, name, err, res)
+			}
+		}
+	}
+	if n := toolCalls(alpha); n != 4 {
+		t.Errorf("backend ran %d calls, want 4 (the two open readings, in each era)", n)
+	}
+}

@@ -159,3 +159,49 @@ func TestGuardrailsLegacyAsks(t *testing.T) {
 	}
 	checkRailAuditLines(t, logs.String())
 }
+
+// TestGuardrailsBlobInALegacyAsk: a pre-2026 backend's sampling request mid-call holds content
+// blocks as a result does: an image whose bytes are text is read as that text, and the
+// pre-2026 client (the Go SDK's at 2025-11-25) is asked the image redacted. The backend is the
+// Go SDK's at 2025-11-25. Before, its base64 was scanned as it is, and the key passed.
+func TestGuardrailsBlobInALegacyAsk(t *testing.T) {
+	secret := []byte("deploy:\n  key: " + railAWSKey + "\n")
+	old := mcptest.StartLegacyServer(t, "old", mcptest.WithoutDefaults(),
+		mcptest.WithTool(&mcp.Tool{Name: "snap", InputSchema: &jsonschema.Schema{Type: "object"}},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				_, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
+					Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.ImageContent{MIMEType: "image/png", Data: secret}}}})
+				if err != nil {
+					return nil, err
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+			}))
+	gw := startTestGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		c.Legacy.Enabled = true
+		c.Upstreams[0].Protocol = "2025-11-25"
+		c.Guardrails = guardrails.Config{Rules: []guardrails.RuleConfig{{ID: "all", Tools: []string{"*"},
+			Results: guardrails.DirectionConfig{Secrets: "redact"}}}}
+	}, old)
+	asked := make(chan []byte, 1)
+	cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion("2025-11-25"),
+		mcptest.WithSampling(func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			img, _ := r.Params.Messages[0].Content.(*mcp.ImageContent)
+			if img != nil {
+				asked <- img.Data
+			}
+			return &mcp.CreateMessageResult{Model: "m", Role: "assistant", Content: &mcp.TextContent{Text: "ok"}}, nil
+		}))
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "old__snap"})
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	select {
+	case got := <-asked:
+		if string(got) != "deploy:\n  key: [REDACTED:aws-access-key]\n" {
+			t.Errorf("the client was asked an image of %q", got)
+		}
+	default:
+		t.Error("the client was asked no image")
+	}
+}

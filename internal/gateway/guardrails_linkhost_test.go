@@ -62,3 +62,37 @@ func TestGuardrailsLinkHostReadOn(t *testing.T) {
 		}
 	}
 }
+
+// TestGuardrailsLinkHostAsABrowser: a link's host is judged against the allowlist as a browser
+// reads it (new URL, in chromium: internal/weburl's TestParseAgreesWithABrowser): a host
+// written in another case, percent-encoded, in fullwidth letters, as Unicode whose ASCII form
+// is allowed, or as an IPv4 address in another form goes to an allowed host and is relayed as
+// it is, and a line break before an '@', which a browser removes, makes the host the one after
+// it. In a tools/call result, in both eras. Before, the first were link findings (redacted) and
+// the last was relayed.
+func TestGuardrailsLinkHostAsABrowser(t *testing.T) {
+	allowed := []string{"https://DOCS.ex%61mple.com/a", "https://\uff24\uff2f\uff23\uff33.example.com/b", "http://0x7f.1/c",
+		"http://2130706433/d", "https://bücher.example/e", "https://docs.example.com\u3002/f"}
+	elsewhere := []string{"https://docs.example.com\n@attacker.test/x", "https://docs.example.com\t@attacker.test/y"}
+	text := "see " + strings.Join(allowed, " and ") + " but " + strings.Join(elsewhere, " or ") + " ok"
+	be := mcptest.StartServer(t, "be",
+		mcptest.WithTool(&mcp.Tool{Name: "links", InputSchema: &jsonschema.Schema{Type: "object"}},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+			}))
+	gw := startTestGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
+		c.Legacy.Enabled = true
+		c.Guardrails = guardrails.Config{AllowedHosts: []string{"*.example.com", "127.0.0.1", "bücher.example"},
+			Rules: []guardrails.RuleConfig{{ID: "links", Tools: []string{"*"},
+				Results: guardrails.DirectionConfig{Detectors: map[string]string{"link": "redact"}}}}}
+	}, be)
+	want := "see " + strings.Join(allowed, " and ") + " but [REDACTED:link] or [REDACTED:link] ok"
+	for _, version := range []string{"2026-07-28", "2025-11-25"} {
+		cs := mcptest.Connect(t, "http://"+gw.MCP+"/mcp", mcptest.WithProtocolVersion(version))
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "be__links"})
+		if got := mcptest.ResultText(res); err != nil || got != want {
+			t.Errorf("%s, tools/call: %v\n got %q\nwant %q", version, err, got, want)
+		}
+	}
+}

@@ -273,22 +273,25 @@ func (r *Rule) ScanError(msg []byte, echo *Echo) *Report {
 }
 
 func (r *Rule) scan(rep *Report, raw []byte, d *direction, dir Direction, result bool, echo *Echo) {
-	r.scanOnce(rep, raw, d, dir, result, echo)
+	r.scanOnce(rep, raw, d, dir, result, echo, false)
 	if !rep.Blocked() && !d.on.empty() {
 		r.disguised(raw, d, dir, result, rep, echo) // ignorable.go
 	}
 }
 
 // scanOnce runs d's detectors over raw as it is, into rep (reset first), passing over what echo
-// (nil: nothing) says the client sent.
-func (r *Rule) scanOnce(rep *Report, raw []byte, d *direction, dir Direction, result bool, echo *Echo) {
+// (nil: nothing) says the client sent; strip: the second reading (ignorable.go).
+func (r *Rule) scanOnce(rep *Report, raw []byte, d *direction, dir Direction, result bool, echo *Echo, strip bool) {
 	rep.Reset(r.id, dir)
 	if len(raw) == 0 || d.on.empty() {
 		return
 	}
 	w := r.e.walker()
 	defer r.e.putWalker(w)
-	w.raw, w.stripMeta, w.echo = raw, result, echo
+	w.raw, w.stripMeta, w.echo, w.strip = raw, result, echo, strip
+	// ScanRelayed's params of something relayed (echo nil): a request's, whose content blocks
+	// are a result's.
+	w.content = result || dir == DirNotification && echo == nil
 	w.msg = msgScan{rep: rep, dir: d}
 	w.sc = &w.msg
 	w.ts.on, w.ts.hosts, w.ts.allowedLen = d.on, r.hosts, 0
@@ -313,6 +316,9 @@ const maxPooledWindow = 2 * (windowStep + maxMatch)
 
 func (e *Engine) putWalker(w *walker) {
 	w.raw, w.sc, w.msg, w.ts.t, w.path, w.echo = nil, nil, msgScan{}, nil, w.path[:0], nil
+	if w.bl.edits = w.bl.edits[:0]; cap(w.bl.edits) > maxKeptEdits {
+		w.bl.edits = nil
+	}
 	if cap(w.win) > maxPooledWindow || cap(w.marks) > maxPooledWindow {
 		w.win, w.marks = nil, nil
 	}

@@ -184,11 +184,15 @@ func mayHoldIgnorable(raw []byte) int {
 // that reading finds beyond what rep holds, a redaction made a refusal.
 func (r *Rule) disguised(raw []byte, d *direction, dir Direction, result bool, rep *Report, echo *Echo) {
 	stripped, ok := stripIgnorable(raw)
-	if !ok {
+	switch {
+	case ok:
+	case rep.hidden:
+		stripped = raw // only a blob's text holds such characters (blob.go)
+	default:
 		return
 	}
 	again := &Report{}
-	r.scanOnce(again, stripped, d, dir, result, echo)
+	r.scanOnce(again, stripped, d, dir, result, echo, true)
 	if again.Err != nil && rep.Err == nil {
 		rep.Err = again.Err
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/weburl"
 )
 
 // The injection detectors beyond invisible code points (text.go): instruction-like text aimed
@@ -263,7 +264,9 @@ func (s *textScan) url(i, a int) int {
 		}
 	}
 	if s.on.has(DetLink) {
-		if ok, end := s.readOn(host, ae); !ok || !s.allows(t[host:hostEnd]) || !s.allowsPastBackslash(a, ae) ||
+		// Where the browser reads the host on past where prose ends it, readOn judged the whole.
+		ok, end := s.readOn(host, ae)
+		if !ok || end == ae && !s.allows(t[host:hostEnd]) || !s.allowsPastBackslash(a, ae) ||
 			(at >= 0 && !s.allowsEntities(a, at)) {
 			s.found(DetLink, ss, urlEnd(t, a, max(ae, end)))
 		}
@@ -439,18 +442,47 @@ func indexByte(b []byte, c byte) int {
 	return -1
 }
 
-// hostSet is a rule's allowed hosts, compared without regard to case.
+// hostSet is a rule's allowed hosts, compared as a browser reads a link's host
+// (weburl.Host): in its ASCII form, lower case, without the root label's dot.
 type hostSet struct{ globs []authz.Glob }
 
 func newHostSet(hosts []string) *hostSet {
 	h := &hostSet{}
 	for _, p := range hosts {
-		h.globs = append(h.globs, authz.CompileGlob(strings.ToLower(p)))
+		h.globs = append(h.globs, authz.CompileGlob(asciiPattern(p)))
 	}
 	return h
 }
 
-// allows reports whether host (as written in a URL) is allowed.
+// asciiPattern is an allowed host pattern in the form a browser reads hosts in: lower case,
+// each label without a wildcard in its ASCII (punycode) form, so that "bücher.example" allows
+// the host a browser goes to for it, xn--bcher-kva.example.
+func asciiPattern(p string) string {
+	labels := strings.Split(strings.ToLower(p), ".")
+	for i, l := range labels {
+		if strings.ContainsAny(l, "*?") || !hasNonASCII(l) {
+			continue
+		}
+		if a, err := weburl.Host(l); err == nil {
+			labels[i] = a
+		}
+	}
+	return strings.Join(labels, ".")
+}
+
+func hasNonASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
+
+// allows reports whether host (as written in a URL) is allowed: as a browser reads it, which
+// for a name of ASCII letters, digits, '-' and '.' is the name in lower case, and otherwise
+// what weburl.Host makes of it (percent-decoded, IDNA-mapped, a number read as an IPv4
+// address); a host a browser does not read is allowed by no pattern.
 func (h *hostSet) allows(host []byte) bool {
 	if h == nil || len(h.globs) == 0 {
 		return false
@@ -459,15 +491,38 @@ func (h *hostSet) allows(host []byte) bool {
 	if len(host) > len(buf) {
 		return false
 	}
+	plain := true
 	for k, c := range host {
 		buf[k] = lower(c)
+		plain = plain && (isAlnum(c) || c == '-' || c == '.')
+	}
+	name := string(buf[:len(host)])
+	if !plain || endsInDigit(buf[:len(host)]) {
+		var err error
+		if name, err = weburl.Host(string(host)); err != nil {
+			return false
+		}
 	}
 	// The root label: "example.com." is example.com.
-	name := strings.TrimSuffix(string(buf[:len(host)]), ".")
+	name = strings.TrimSuffix(name, ".")
 	for _, g := range h.globs {
 		if g.Match(name) {
 			return true
 		}
 	}
 	return false
+}
+
+// endsInDigit reports whether the last label of the host h (before a root label's dot)
+// starts with a digit: a number a browser may read as an IPv4 address in another form
+// (0x7f.1, 2130706433).
+func endsInDigit(h []byte) bool {
+	if n := len(h); n > 0 && h[n-1] == '.' {
+		h = h[:n-1]
+	}
+	k := len(h) - 1
+	for k >= 0 && h[k] != '.' {
+		k--
+	}
+	return k+1 < len(h) && isDigit(h[k+1])
 }

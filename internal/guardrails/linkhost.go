@@ -22,10 +22,16 @@ func (s *textScan) readOn(host, ae int) (allowed bool, end int) {
 		return false, ae
 	}
 	n := copy(buf[:], t[host:ae])
-	at, dot, other := false, false, false
+	at, dot, other, brk := false, false, false, false
 	e := ae
 	for e < len(t) {
 		c := t[e]
+		if c == '\t' || c == '\n' || c == '\r' {
+			// A browser removes tabs and line breaks from the whole URL before it parses it.
+			brk = true
+			e++
+			continue
+		}
 		if c <= ' ' || c == '/' || c == '?' || c == '#' || c == '\\' || c == '"' || c == '\'' || c == '<' || c == '>' || c == '`' || c == 0x7f {
 			break
 		}
@@ -55,7 +61,14 @@ func (s *textScan) readOn(host, ae int) (allowed bool, end int) {
 		n++
 		e += w
 	}
-	if !at && !other {
+	switch {
+	case n > ae-host && s.allows(buf[:n]):
+		// The host as a browser reads on is allowed (https://docs.example.c<U+00AD>om is
+		// docs.example.com): what prose would have ended the link at is not judged alone.
+		return true, e
+	case brk && !at, !at && !other:
+		// Text on the next line is not the link's but where an '@' makes all before it user
+		// information.
 		return true, ae
 	}
 	return s.allows(buf[:n]), e
@@ -63,7 +76,7 @@ func (s *textScan) readOn(host, ae int) (allowed bool, end int) {
 
 // readsOn reports whether a browser reads a URL's host on past c, where prose ends it.
 func readsOn(c byte) bool {
-	return c >= 0x80 || c == ',' || c == ')' || c == '}' || c == ']' || c == '|' || c == '^'
+	return c >= 0x80 || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ')' || c == '}' || c == ']' || c == '|' || c == '^'
 }
 
 // fullStop returns the length of the ideographic or fullwidth full stop t starts with, which

@@ -14,17 +14,19 @@ import (
 // (an AWS key id, a GitHub token), so a skip by name and alphabet would let it through.
 
 // opaque reports whether the member key, whose value starts at raw[v], in the object that
-// starts at raw[obj], is binary content or a round trip's opaque state, which no detector reads
-// as text: in a result only, in its content blocks, prompt messages, resource contents or input
-// requests, an image's or audio's base64 "data" and a resource's base64 "blob" (an object
-// naming its "uri"), and the requestState of an input_required result (a member of the result
-// object itself: the round trip's state, which the gateway seals and no model reads). A
-// requestState in a result of another kind is no round trip's, just a member the client
-// receives, and is scanned. Arguments, notifications, structuredContent, _meta and errors carry
-// no such content: everything in them is scanned.
+// starts at raw[obj], is binary content or a round trip's opaque state, which the walker does
+// not read as a string: in a result only, in its content blocks, prompt messages, resource
+// contents or input requests, an image's or audio's "data" and a resource's "blob" (an object
+// naming its "uri"), which are read as the bytes they decode to (blob.go), and the
+// requestState of an input_required result (a member of the result object itself: the round
+// trip's state, which the gateway seals and no model reads). A requestState in a result of
+// another kind is no round trip's, just a member the client receives, and is scanned. The
+// params of a request relayed to the client (a pre-2026 backend's sampling request) hold
+// content blocks as a result does, read so. Arguments, notifications, structuredContent, _meta
+// and errors carry no such content: everything in them is scanned.
 func (w *walker) opaque(key []byte, obj, v, depth int) bool {
 	raw := w.raw
-	if !w.stripMeta || raw[v] != '"' {
+	if !w.content || raw[v] != '"' {
 		return false
 	}
 	switch string(decodedKey(key)) {
@@ -33,11 +35,11 @@ func (w *walker) opaque(key []byte, obj, v, depth int) bool {
 			return false
 		}
 		t := memberValue(raw, obj, "type")
-		return (bytes.Equal(t, []byte(`"image"`)) || bytes.Equal(t, []byte(`"audio"`))) && w.base64At(v)
+		return (bytes.Equal(t, []byte(`"image"`)) || bytes.Equal(t, []byte(`"audio"`))) && w.blob(key, obj, v)
 	case "blob":
-		return w.atResource() && memberValue(raw, obj, "uri") != nil && w.base64At(v)
+		return w.atResource() && memberValue(raw, obj, "uri") != nil && w.blob(key, obj, v)
 	case "requestState":
-		return depth == 1 && inputRequired(memberValue(raw, obj, "resultType"))
+		return w.stripMeta && depth == 1 && inputRequired(memberValue(raw, obj, "resultType"))
 	}
 	return false
 }
@@ -79,11 +81,6 @@ func (w *walker) atResource() bool {
 
 func isKey(e pathElem, name string) bool { return e.key != nil && keyIs(e.key, name) }
 func isIdx(e pathElem) bool              { return e.key == nil }
-
-// base64At reports whether the string at raw[v] holds only base64 characters.
-func (w *walker) base64At(v int) bool {
-	return base64Only(w.raw[v+1 : jsonrpc.StringEnd(w.raw, v)-1])
-}
 
 // memberValue returns the raw value of the member name of the object that starts at raw[obj],
 // or nil. The text passed the strict scan: no member appears twice.

@@ -1,6 +1,7 @@
 package guardrails
 
 import (
+	"encoding/base64"
 	"strings"
 	"testing"
 )
@@ -52,7 +53,8 @@ func TestOpaqueOnlyWhereTheProtocolPutsIt(t *testing.T) {
 			t.Errorf("notification %s: %v, want the credential found", raw, rep.Action)
 		}
 	}
-	blob := "QUtJQUlPU0ZPRE5ON0VYQU1QTEU=" + strings.Repeat("Zm9v", 30)
+	// Binary bytes (a PNG's signature, NULs) that hold a key: binary content, not text.
+	blob := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDRAKIAIOSFODNN7EXAMPLE" + strings.Repeat("\x00foo", 30)))
 	for _, raw := range []string{
 		`{"content":[{"type":"image","data":"` + blob + `","mimeType":"image/png"}]}`,
 		`{"content":[{"mimeType":"audio/wav","data":"` + blob + `","type":"audio"}]}`,

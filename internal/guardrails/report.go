@@ -79,6 +79,8 @@ type Report struct {
 	// meta is the span of the result's _meta object (or null), own that of the member of it
 	// the gateway owns (both zero when absent).
 	meta, own span
+	// hidden: a blob's decoded text holds a character the second reading removes (blob.go).
+	hidden bool
 }
 
 // span is raw[start:end].
@@ -135,27 +137,34 @@ type msgScan struct {
 
 // found records the match of det over raw[start:end].
 func (m *msgScan) found(det Detector, start, end int, w *walker) {
-	if m.dir == nil {
+	if m.record(det, w) != Redact {
 		return
+	}
+	if r := m.rep; len(r.edits) >= maxEdits {
+		r.Err = ErrTooManyFindings
+	} else {
+		r.edits = append(r.edits, edit{start: start, end: end, det: det})
+	}
+}
+
+// record counts a match of det and lists it, and returns the action on it (Off: not
+// recorded).
+func (m *msgScan) record(det Detector, w *walker) Action {
+	if m.dir == nil {
+		return Off
 	}
 	a := m.dir.actions[det]
 	if a == Off {
-		return
+		return Off
 	}
 	r := m.rep
 	r.Counts[det]++
 	r.acts[det] = a
 	r.Action = max(r.Action, a)
-	if a == Redact {
-		if len(r.edits) >= maxEdits {
-			r.Err = ErrTooManyFindings
-		} else {
-			r.edits = append(r.edits, edit{start: start, end: end, det: det})
-		}
-	}
 	if len(r.Findings) < maxRecorded {
 		r.Findings = append(r.Findings, Finding{Detector: det, Action: a, Path: w.pointer()})
 	}
+	return a
 }
 
 // sortEdits orders edits by position and merges those that overlap (a link that holds a

@@ -60,6 +60,13 @@ type walker struct {
 	stripMeta bool
 	// echo is what the client sent that the message carries back (nil: nothing), passed over.
 	echo *Echo
+	// bl is the blob being scanned (blob.go); strip: this is the second reading, without
+	// default-ignorable characters, which a blob's decoded text is read without too.
+	bl    blobState
+	strip bool
+	// content: the text is a result or the params of a request relayed to the client, whose
+	// content blocks and resources hold binary content (opaque.go).
+	content bool
 }
 
 // pathElem is one step of the path to a string: a member name (raw, as in the JSON text) or
@@ -188,22 +195,6 @@ func (w *walker) layout(depth int, name []byte, key, start, end int, skipped boo
 	case depth == 2 && skipped && keyIs(name, MetaKey):
 		w.sc.rep.own = span{key, end}
 	}
-}
-
-// base64Only reports whether s holds only base64 characters (and the escaped line breaks some
-// encoders add): content no detector reads as text.
-func base64Only(s []byte) bool {
-	for k := 0; k < len(s); k++ {
-		c := s[k]
-		switch {
-		case isAlnum(c), c == '+', c == '/', c == '=', c == '-', c == '_':
-		case c == '\\' && k+1 < len(s) && (s[k+1] == 'n' || s[k+1] == 'r' || s[k+1] == '/'):
-			k++
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // str scans the string whose contents are raw[s:e].
@@ -362,6 +353,10 @@ func skipWS(b []byte, i int) int {
 func (w *walker) onMatch(det Detector, start, end int) {
 	if start < w.from {
 		return // the previous window's: it starts in this one's context
+	}
+	if w.bl.on {
+		w.foundInBlob(det, w.bl.base+start, w.bl.base+end)
+		return
 	}
 	w.sc.found(det, w.rawAt(start), w.rawAt(end), w)
 }

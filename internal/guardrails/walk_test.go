@@ -2,6 +2,7 @@ package guardrails
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"runtime"
 	"strings"
@@ -160,7 +161,8 @@ func TestWindowStartsAfterContext(t *testing.T) {
 func TestSkippedAndOwned(t *testing.T) {
 	e := testEngine(t, everything("flag"))
 	r := e.Rule(KindTool, "b", "t")
-	blob := "QUtJQUlPU0ZPRE5ON0VYQU1QTEU=" + strings.Repeat("Zm9v", 30)
+	// Binary bytes (a PNG's signature, NULs) that hold a key: binary content, not text.
+	blob := base64.StdEncoding.EncodeToString([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDRAKIAIOSFODNN7EXAMPLE" + strings.Repeat("\x00foo", 30)))
 	raw := `{"contents":[{"uri":"mem://x","blob":"` + blob + `"},{"type":"image","data":"` + blob + `","mimeType":"image/png"}],` +
 		`"resultType":"input_required","requestState":"q8Zr4Lm2Xt7Vb1Nc9Kp3Wd6Hs0Jf5Gy","_meta":{"a":1,"` + MetaKey + `":{"forged":true}}}`
 	rep := r.ScanResult([]byte(raw))

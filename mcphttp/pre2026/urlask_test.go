@@ -14,7 +14,7 @@ import (
 
 // TestLegacyURLAskOnlyToAWebPage: a backend's URL-mode elicitation whose url is no web page a
 // browser may be sent to (javascript:, data:, file:, a user part that shows one host and goes
-// to another) never reaches a 2025-11-25 go-sdk client that declared URL elicitation from a
+// to another, a host a browser reads as another than written) never reaches a 2025-11-25 go-sdk client that declared URL elicitation from a
 // 2026-07-28 backend's input_required: the client's handler is never called and the call
 // fails. A page of https is asked. (A 2025 backend is declared form elicitation only, so a
 // go-sdk one cannot ask for a page; what one that ignores that sends is read by the same
@@ -44,7 +44,9 @@ func TestLegacyURLAskOnlyToAWebPage(t *testing.T) {
 		}))
 	for _, tool := range []string{"be__link"} {
 		for _, u := range []string{"javascript:alert(document.cookie)", "data:text/html,<script>alert(1)</script>", "file:///etc/passwd",
-			"https://idp.example@attacker.test/login"} {
+			"https://idp.example@attacker.test/login",
+			// Hosts a browser reads otherwise than written: idp.example.attacker.test, 127.0.0.1.
+			"https://idp.example%E3%80%82attacker.test/login", "http://0x7f.1/login"} {
 			asked = nil
 			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"u": u}})
 			if len(asked) != 0 || (err == nil && !res.IsError) {

@@ -39,23 +39,40 @@ type appTool struct {
 	declared bool // _meta.ui (or the flat key) is present at all
 }
 
+// Member names readAppTool reads, compared with jsonrpc.FoldEqual.
+var (
+	keyMeta        = []byte("_meta")
+	keyUI          = []byte("ui")
+	keyFlatURI     = []byte("ui/resourceUri")
+	keyResourceURI = []byte("resourceUri")
+	keyVisibility  = []byte("visibility")
+)
+
 // readAppTool reads a tool definition's _meta.ui (names compared with their escapes decoded).
+// Member names are compared as the widest client decoder reads them (jsonrpc.FoldEqual): a host
+// that decodes into a Go struct with encoding/json reads "_META", "UI" or "Visibility" as the
+// member of that name, and the last of several, where a case-sensitive host reads only the exact
+// spelling. Every member that some decoder reads as _meta, ui, visibility or a resourceUri is
+// read, and the tool is held to the strictest of those readings: a visibility that any of them
+// leaves "model" or "app" out of leaves it out, so no host is shown, or lets an app call, a tool
+// that another reading of the same definition withholds. A link read in any spelling makes the
+// tool an app's (names.RewriteUIMeta namespaces every such spelling).
 func readAppTool(tool []byte) appTool {
 	var a appTool
-	if !bytes.Contains(tool, []byte("ui")) && !bytes.Contains(tool, []byte(`\u`)) {
+	if !mayHoldUI(tool) {
 		return a // most tools: no parsing
 	}
 	_ = jsonrpc.Members(tool, func(k, meta []byte) error {
-		if string(k) != "_meta" || meta[0] != '{' {
+		if !jsonrpc.FoldEqual(k, keyMeta) || meta[0] != '{' {
 			return nil
 		}
 		return jsonrpc.Members(meta, func(k, v []byte) error {
 			switch {
-			case string(k) == "ui/resourceUri":
+			case jsonrpc.FoldEqual(k, keyFlatURI):
 				a.declared = true
 				_, isString := wire.JSONString(v)
 				a.ui = a.ui || isString
-			case string(k) == "ui" && v[0] == '{':
+			case jsonrpc.FoldEqual(k, keyUI) && v[0] == '{':
 				a.declared = true
 				a.readUI(v)
 			}
@@ -65,14 +82,39 @@ func readAppTool(tool []byte) appTool {
 	return a
 }
 
-// readUI reads the _meta.ui object of a tool.
+// mayHoldUI reports whether a tool definition may hold a member some decoder reads as ui: one
+// spelt with a \u escape, with a byte outside ASCII, or with "ui" in any case ('_' and '-'
+// between them).
+func mayHoldUI(tool []byte) bool {
+	if bytes.Contains(tool, []byte(`\u`)) {
+		return true
+	}
+	for i, c := range tool {
+		if c >= 0x80 {
+			return true
+		}
+		if c|0x20 != 'u' {
+			continue
+		}
+		j := i + 1
+		for j < len(tool) && (tool[j] == '_' || tool[j] == '-') {
+			j++ // jsonrpc.FoldEqual passes over them
+		}
+		if j < len(tool) && tool[j]|0x20 == 'i' {
+			return true
+		}
+	}
+	return false
+}
+
+// readUI reads a _meta.ui object of a tool, into what earlier readings of the tool found.
 func (a *appTool) readUI(ui []byte) {
 	_ = jsonrpc.Members(ui, func(k, v []byte) error {
-		switch string(k) {
-		case "resourceUri":
+		switch {
+		case jsonrpc.FoldEqual(k, keyResourceURI):
 			_, isString := wire.JSONString(v)
 			a.ui = a.ui || isString
-		case "visibility":
+		case jsonrpc.FoldEqual(k, keyVisibility):
 			// Absent means ["model","app"]. Present, only the values it names: a value that is
 			// not an array of strings names neither, the reading that shows the tool to nobody.
 			model, app := false, false
@@ -83,7 +125,7 @@ func (a *appTool) readUI(ui []byte) {
 					return nil
 				})
 			}
-			a.noModel, a.noApp = !model, !app
+			a.noModel, a.noApp = a.noModel || !model, a.noApp || !app
 		}
 		return nil
 	})

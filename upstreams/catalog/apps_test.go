@@ -20,6 +20,14 @@ func TestAppToolVisibility(t *testing.T) {
 		{"an object", `{"name":"t","_meta":{"ui":{` + ui + `,"visibility":{"model":true}}}}`, true, true},
 		{"null", `{"name":"t","_meta":{"ui":{` + ui + `,"visibility":null}}}`, true, true},
 		{"numbers", `{"name":"t","_meta":{"ui":{` + ui + `,"visibility":[1,2]}}}`, true, true},
+		// Spellings a case-folding decoder reads as the member: the strictest reading holds.
+		{"Visibility", `{"name":"t","_meta":{"ui":{` + ui + `,"Visibility":["model"]}}}`, false, true},
+		{"VISIBILITY after", `{"name":"t","_meta":{"ui":{` + ui + `,"visibility":["model","app"],"VISIBILITY":["app"]}}}`, true, false},
+		{"escaped", `{"name":"t","_meta":{"ui":{` + ui + `,"vi\u0073ibility":["app"]}}}`, true, false},
+		{"long s", `{"name":"t","_meta":{"ui":{` + ui + `,"viſibility":["model"]}}}`, false, true},
+		{"UI and _META", `{"name":"t","_META":{"UI":{"RESOURCEURI":"ui://w/v.html","visibility":["app"]}}}`, true, false},
+		{"two ui", `{"name":"t","_meta":{"ui":{` + ui + `},"Ui":{"visibility":["model"]}}}`, false, true},
+		{"two _meta", `{"name":"t","_meta":{"ui":{` + ui + `}},"_Meta":{"u_i":{"visibility":["app"]}}}`, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := readAppTool([]byte(tc.tool))
