@@ -20,7 +20,7 @@ func metaCall(t *testing.T, gw Listeners, tok, meta, extra, retry string) (int, 
 // the arguments: the client's own _meta members and params members the gateway does not know.
 // A retry that changes, adds or drops one is refused and nothing is forwarded; the members the
 // gateway reads itself (progress token, trace context) may differ, and the backend receives the
-// bound members as they were confirmed.
+// bound members as they were confirmed and those as the retry sets them.
 func TestConfirmationBindsForwardedParams(t *testing.T) {
 	iss := newIssuer(t)
 	alpha := mcptest.StartServer(t, "alpha")
@@ -66,6 +66,10 @@ func TestConfirmationBindsForwardedParams(t *testing.T) {
 		calls := alpha.RequestsOf("tools/call")
 		if len(calls) != 1 || !strings.Contains(string(calls[0].Body), `"com.example/dryRun":true`) {
 			t.Fatalf("the backend did not receive the confirmed _meta: %d calls", len(calls))
+		}
+		// The members that say how the call is reported are the retry's, not the first round's.
+		if body := string(calls[0].Body); !strings.Contains(body, `"progressToken":"p2"`) || strings.Contains(body, `"p1"`) {
+			t.Errorf("the backend did not receive the retry's progress token: %s", body)
 		}
 	})
 }
