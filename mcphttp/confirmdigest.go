@@ -13,16 +13,28 @@ import (
 // arguments, and also the client's own _meta members (a vendor's "dryRun" or "environment" key
 // can change what the backend does) and any member of the params the gateway does not know. So
 // the digest a confirmation or an approval is bound to covers all of those: a retry that
-// changes one is refused like one that changes an argument. Left out are what is bound apart
-// (the tool's name, a resource's uri is bound as the name too), what answered the gateway
-// (requestState, inputResponses), and the _meta members the gateway reads and validates itself
-// (jsonrpc.ReservedMetaKey: the protocol version, client capabilities and info, log level, the
-// authorization-context handle, the progress token and trace context), which a client sets
-// anew on each request and which decide only how the call is reported, not what it does.
+// changes one is refused like one that changes an argument.
 //
-// A call with nothing beyond its arguments, nearly every one, digests as mrtr.Digest of the
-// arguments, as before; the others digest the arguments and those members together, under a
-// label of their own so that neither form can stand for the other.
+// It covers as well what the client declares of itself (declaredMetaKey: the protocol version,
+// the client capabilities, the client info), which the backend receives and acts on: what it
+// may ask the client in a round of its own (an elicitation, a sampling request, the roots),
+// which the gateway relays only when these capabilities declare it; the shape of its result (a
+// task where the tasks extension is declared); whatever it does for a client by that name. A
+// call confirmed by a client that declared no sampling is never run for a retry declaring it,
+// which would let the backend ask what the person confirming never saw it could.
+//
+// Left out are what is bound apart (the tool's name, a resource's uri is bound as the name
+// too), what answered the gateway (requestState, inputResponses), and the other _meta members
+// the gateway reads and validates itself (jsonrpc.ReservedMetaKey: the log level, the
+// authorization-context handle, the progress token and trace context), which a client sets
+// anew on each request and which decide only how the call is reported, not what it does. Of
+// the client's headers the backend receives only trace context, the request id and the
+// Mcp-Param-* headers, which are recomputed from the bound arguments (callHeaders): none is
+// bound apart.
+//
+// A call with nothing beyond its arguments (a call the gateway makes itself) digests as
+// mrtr.Digest of the arguments; the others digest the arguments and those members together,
+// under a label of their own so that neither form can stand for the other.
 
 // boundLabel separates the digest of arguments with other members from a digest of arguments.
 const boundLabel = "mcp-gateway confirmation: arguments and forwarded params\x00"
@@ -33,23 +45,66 @@ func boundDigest(args, params json.RawMessage) ([32]byte, error) {
 	if err != nil {
 		return [32]byte{}, err
 	}
-	if extra == nil {
+	declared, err := declaredMeta(params)
+	if err != nil {
+		return [32]byte{}, err
+	}
+	if extra == nil && declared == nil {
 		return mrtr.Digest(args)
 	}
-	whole := make([]byte, 0, len(args)+len(extra)+32)
+	whole := make([]byte, 0, len(args)+len(extra)+len(declared)+48)
 	whole = append(whole, `{"arguments":`...)
-	if len(args) == 0 {
-		whole = append(whole, "null"...)
-	} else {
-		whole = append(whole, args...)
-	}
+	whole = appendOrNull(whole, args)
 	whole = append(whole, `,"params":`...)
-	whole = append(append(whole, extra...), '}')
+	whole = appendOrNull(whole, extra)
+	whole = append(whole, `,"declared":`...)
+	whole = append(appendOrNull(whole, declared), '}')
 	d, err := mrtr.Digest(whole)
 	if err != nil {
 		return [32]byte{}, err
 	}
 	return sha256.Sum256(append([]byte(boundLabel), d[:]...)), nil
+}
+
+func appendOrNull(b, v []byte) []byte {
+	if len(v) == 0 {
+		return append(b, "null"...)
+	}
+	return append(b, v...)
+}
+
+// declaredMetaKey reports whether a _meta key is one in which the client declares itself, which
+// a confirmation binds though the gateway reads it too (above).
+func declaredMetaKey(key []byte) bool {
+	switch string(key) {
+	case jsonrpc.MetaProtocolVersion, jsonrpc.MetaClientCapabilities, jsonrpc.MetaClientInfo:
+		return true
+	}
+	return false
+}
+
+// declaredMeta returns, as one object, the members of the params' _meta that declaredMetaKey
+// names; nil when there are none.
+func declaredMeta(params json.RawMessage) ([]byte, error) {
+	if len(params) == 0 {
+		return nil, nil
+	}
+	var w objectWriter
+	err := jsonrpc.Members(params, func(key, val []byte) error {
+		if string(key) != "_meta" || len(val) == 0 || val[0] != '{' {
+			return nil
+		}
+		return jsonrpc.Members(val, func(k, v []byte) error {
+			if declaredMetaKey(k) {
+				w.add(k, v)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return w.object(), nil
 }
 
 // forwardedMembers returns, as one JSON object, the members of params that reach the backend

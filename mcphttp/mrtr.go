@@ -131,7 +131,13 @@ func (c *confirmer) needsConfirmation(x *request) (bool, error) {
 func (c *confirmer) binding(x *request, target upstreams.Target) (mrtr.Binding, error) {
 	digest, err := boundDigest(x.in.params.Arguments, x.in.req.Params)
 	if err != nil {
-		return mrtr.Binding{}, invalidParams("Invalid params: arguments")
+		if _, bad := mrtr.Digest(x.in.params.Arguments); bad != nil {
+			return mrtr.Binding{}, invalidParams("Invalid params: arguments")
+		}
+		// The arguments are sound: a member bound with them is not (a lone surrogate escape in
+		// the clientInfo or a vendor's _meta member, which parsers read differently).
+		return mrtr.Binding{}, invalidParams("Invalid params: the request's other members cannot be confirmed: " +
+			strings.TrimPrefix(err.Error(), mrtr.ErrInvalidArguments.Error()+": "))
 	}
 	if !x.route.pinDrift.Empty() {
 		// A confirmation of a drifted item is of its definition now: a state sealed before

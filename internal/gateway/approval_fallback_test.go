@@ -57,23 +57,25 @@ func TestApprovalURLNeverClientSatisfied(t *testing.T) {
 		}
 	}
 	// A form confirmation of the same call, issued under the admin rule, presented with the
-	// page rule's token.
-	_, form := callWithMeta(t, gw, admin, elicitMeta, "alpha__echo", args, "")
+	// page rule's token, by a client declaring both modes both times (a state is bound to what
+	// its client declared: another declaration would be refused before the rule is looked at).
+	both := metaWith(`{"elicitation":{"form":{},"url":{}}}`)
+	_, form := callWithMeta(t, gw, admin, both, "alpha__echo", args, "")
 	if form.Result.InputRequests["io.mcp-gateway/confirm"].Params.Mode != "form" {
 		t.Fatalf("admin's form confirmation: %+v", form)
 	}
-	_, r := callWithMeta(t, gw, tok, urlElicitMeta, "alpha__echo", args, accept(form.Result.RequestState))
+	_, r := callWithMeta(t, gw, tok, both, "alpha__echo", args, accept(form.Result.RequestState))
 	if r.Result.ResultType != "input_required" || r.Result.InputRequests["io.mcp-gateway/confirm"].Params.Mode != "url" {
 		t.Errorf("a form confirmation under a confirm: url rule: %+v %+v", r, r.Error)
 	}
 	// A backend's own round trip, begun unconfirmed under the admin rule, continued with the page
 	// rule's token.
-	_, begun := callWithMeta(t, gw, admin, elicitMeta, "alpha__ask_name", `{}`, "")
+	_, begun := callWithMeta(t, gw, admin, both, "alpha__ask_name", `{}`, "")
 	if begun.Result.ResultType != "input_required" || begun.Result.RequestState == "" {
 		t.Fatalf("ask_name under the admin rule: %+v", begun)
 	}
 	named := `,"inputResponses":{"name":{"action":"accept","content":{"name":"Eve"}}},"requestState":"` + begun.Result.RequestState + `"`
-	_, r = callWithMeta(t, gw, tok, urlElicitMeta, "alpha__ask_name", `{}`, named)
+	_, r = callWithMeta(t, gw, tok, both, "alpha__ask_name", `{}`, named)
 	if strings.Contains(strings.Join(textsOf(r), " "), "Hello") || r.Result.InputRequests["io.mcp-gateway/confirm"].Params.Mode != "url" {
 		t.Errorf("a backend round trip without approval under a confirm: url rule: %+v", r)
 	}

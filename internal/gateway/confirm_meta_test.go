@@ -20,7 +20,7 @@ func metaCall(t *testing.T, gw Listeners, tok, meta, extra, retry string) (int, 
 // the arguments: the client's own _meta members and params members the gateway does not know.
 // A retry that changes, adds or drops one is refused and nothing is forwarded; the members the
 // gateway reads itself (progress token, trace context) may differ, and the backend receives the
-// bound members as they were confirmed.
+// bound members as they were confirmed and those as the retry sets them.
 func TestConfirmationBindsForwardedParams(t *testing.T) {
 	iss := newIssuer(t)
 	alpha := mcptest.StartServer(t, "alpha")
@@ -67,6 +67,10 @@ func TestConfirmationBindsForwardedParams(t *testing.T) {
 		if len(calls) != 1 || !strings.Contains(string(calls[0].Body), `"com.example/dryRun":true`) {
 			t.Fatalf("the backend did not receive the confirmed _meta: %d calls", len(calls))
 		}
+		// The members that say how the call is reported are the retry's, not the first round's.
+		if body := string(calls[0].Body); !strings.Contains(body, `"progressToken":"p2"`) || strings.Contains(body, `"p1"`) {
+			t.Errorf("the backend did not receive the retry's progress token: %s", body)
+		}
 	})
 }
 
@@ -104,5 +108,92 @@ func TestConfirmationShowsForwardedParams(t *testing.T) {
 	}
 	if msg := message(`,"progressToken":"p1"`, ""); strings.Contains(msg, "also sending") {
 		t.Errorf("message %q lists members of a call that has none", msg)
+	}
+}
+
+// TestConfirmationBindsWhatTheClientDeclares: a confirmation, a page's approval and a backend's
+// own round are bound to what the client declared of itself when it was asked (its capabilities,
+// its clientInfo): a retry that declares more (sampling, roots, the tasks extension, through
+// which the backend could ask the client or answer in ways the person confirming never saw
+// possible), less, or another client is refused and nothing reaches the backend; the same
+// declaration in another order or spelling goes through, and the backend receives it.
+func TestConfirmationBindsWhatTheClientDeclares(t *testing.T) {
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	form, page := confirmGateway(t, iss, alpha), approvalRulesGateway(t, iss, alpha)
+	alice := mintFor(t, iss, "alice")
+	meta := func(caps, info string) string {
+		return `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` +
+			caps + `,"io.modelcontextprotocol/clientInfo":` + info + `}`
+	}
+	const (
+		caps = `{"elicitation":{"form":{},"url":{}}}`
+		info = `{"name":"app","version":"1"}`
+	)
+	answered := func(state string) string {
+		return `,"inputResponses":{"io.mcp-gateway/confirm":{"action":"accept","content":{"approve":true}},` +
+			`"name":{"action":"accept","content":{"name":"Eve"}}},"requestState":"` + state + `"`
+	}
+	kinds := []struct {
+		name, tool, args string
+		gw               Listeners
+	}{
+		{"form confirmation", "alpha__echo", `{"text":"pay 10"}`, form},
+		{"backend's round", "alpha__ask_name", `{}`, form},
+		{"page approval", "alpha__echo", `{"text":"pay 10"}`, page},
+	}
+	ask := func(gw Listeners, tool, args string) string {
+		t.Helper()
+		_, r := callWithMeta(t, gw, alice, meta(caps, info), tool, args, "")
+		if r.Result.ResultType != "input_required" || r.Result.RequestState == "" {
+			t.Fatalf("%s: expected a round, got %+v %+v", tool, r, r.Error)
+		}
+		return r.Result.RequestState
+	}
+	for _, k := range kinds {
+		for _, v := range []struct{ name, caps, info string }{
+			{"sampling added", `{"elicitation":{"form":{},"url":{}},"sampling":{}}`, info},
+			{"roots added", `{"elicitation":{"form":{},"url":{}},"roots":{}}`, info},
+			{"tasks extension added", `{"elicitation":{"form":{},"url":{}},"extensions":{"io.modelcontextprotocol/tasks":{}}}`, info},
+			{"elicitation narrowed", `{"elicitation":{"form":{}}}`, info},
+			{"another client", caps, `{"name":"other","version":"1"}`},
+			{"no client info", caps, `null`},
+		} {
+			t.Run(k.name+"/"+v.name, func(t *testing.T) {
+				state := ask(k.gw, k.tool, k.args)
+				alpha.Reset()
+				m := meta(v.caps, v.info)
+				if v.info == `null` {
+					m = strings.Replace(m, `,"io.modelcontextprotocol/clientInfo":null`, "", 1)
+				}
+				status, r := callWithMeta(t, k.gw, alice, m, k.tool, k.args, answered(state))
+				if status != 400 || r.Error == nil || r.Error.Message != "Invalid requestState" {
+					t.Errorf("status %d %+v %+v, want 400 Invalid requestState", status, r.Error, r.Result)
+				}
+				if n := toolCalls(alpha); n != 0 {
+					t.Errorf("backend reached %d times", n)
+				}
+			})
+		}
+	}
+	// A declaration parsers read differently (a lone surrogate escape) cannot be bound: the
+	// client is told so, not that its arguments are wrong.
+	status, r := callWithMeta(t, form, alice, meta(caps, `{"name":"app\ud800","version":"1"}`), "alpha__echo", `{"text":"pay 10"}`, "")
+	if status != 400 || r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "the request's other members cannot be confirmed") {
+		t.Errorf("a clientInfo with a lone surrogate: %d %+v", status, r.Error)
+	}
+	// The same declaration, in another order and spelling, answers the form and the backend.
+	same := meta(`{"elicitation":{"url":{},"form":{}}}`, `{"version":"1","name":"\u0061pp"}`)
+	for _, k := range kinds[:2] {
+		state := ask(k.gw, k.tool, k.args)
+		alpha.Reset()
+		_, r := callWithMeta(t, k.gw, alice, same, k.tool, k.args, answered(state))
+		calls := alpha.RequestsOf("tools/call")
+		if r.Error != nil || r.Result.IsError || r.Result.ResultType == "input_required" || len(calls) != 1 {
+			t.Fatalf("%s under the same declaration: %+v %+v, %d calls", k.name, r.Error, r.Result, len(calls))
+		}
+		if !strings.Contains(string(calls[0].Body), `"url":{}`) {
+			t.Errorf("%s: the backend did not receive the declared capabilities", k.name)
+		}
 	}
 }

@@ -25,8 +25,9 @@ import (
 // progress at once and writes the last message in the 2025 shape, except an input_required
 // result, which becomes requests to the client (ask.go) and another round.
 
-// call serves a translated request: as many pipeline rounds as the client's input needs, at
-// most legacy.maxRounds, cancelled when the client goes away or cancels it.
+// call serves a translated request: as many pipeline rounds as the client's input needs, with
+// at most legacy.maxRounds rounds of that input (the gateway's confirmation and a backend's
+// rounds alike), cancelled when the client goes away or cancels it.
 func (q *clientReq) call() error {
 	ctx, cancel := context.WithCancel(q.in.Context())
 	defer cancel()
@@ -65,7 +66,9 @@ func (q *clientReq) call() error {
 		}
 		held()
 		held = func() {}
-		if err != nil || sink.asked == nil || round >= q.e.cfg.MaxRounds {
+		// round is also the round of client input this run's requests would be: the rounds
+		// answered so far are round-1, and at most legacy.maxRounds are asked in a call.
+		if err != nil || sink.asked == nil || round > q.e.cfg.MaxRounds {
 			sink.letGo() // no requests to write
 		}
 		if err != nil && ctx.Err() == nil && !mcphttp.IsClientWrite(err) && q.c.Failed() == nil {
@@ -78,8 +81,8 @@ func (q *clientReq) call() error {
 		if sink.asked == nil {
 			return nil // the last message is written
 		}
-		if round >= q.e.cfg.MaxRounds {
-			return q.failed("the call needed more than " + strconv.Itoa(q.e.cfg.MaxRounds) + " rounds of client input")
+		if round > q.e.cfg.MaxRounds {
+			return q.failed("the call needed more than " + roundsOf(q.e.cfg.MaxRounds) + " of client input")
 		}
 		// The URL-mode elicitations are read before the ask lets the result go.
 		urls, _, _ := urlPages(q, sink.asked)
@@ -103,6 +106,14 @@ func (q *clientReq) call() error {
 			return q.askFailed(err)
 		}
 	}
+}
+
+// roundsOf says n rounds in words: "1 round", "10 rounds".
+func roundsOf(n int) string {
+	if n == 1 {
+		return "1 round"
+	}
+	return strconv.Itoa(n) + " rounds"
 }
 
 // runRound runs one round's request inner and, while the client's answers to the round before

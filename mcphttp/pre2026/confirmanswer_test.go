@@ -266,3 +266,37 @@ func TestLegacyUnreadableAnswer(t *testing.T) {
 		t.Errorf("a 2026-07-28 client's response: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestConfirmationNotCarriedAcrossEras: a confirmation a 2026-07-28 client was asked, its
+// requestState and an approving answer handed to a 2025-11-25 go-sdk client of the same gateway,
+// is not answered by them: the edge drops both, asks its own client afresh on its session, and
+// the call runs only as that client answers (declined: never; approved: once).
+func TestConfirmationNotCarriedAcrossEras(t *testing.T) {
+	var runs atomic.Int32
+	be := mcptest.StartServer(t, "be", destructiveTool(&runs))
+	gw, asker := startAskingGateway(t, gwSpec{Server: mcphttp.Config{ConfirmDestructiveTools: true}}, upstreams.UpstreamConfig{Name: "be", URL: be.URL()})
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	first := do(t, "POST", gw.URL, mcptest.RequestHeaders("tools/call", "be__wipe"),
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+meta+`,"name":"be__wipe","arguments":{}}}`)
+	var ir struct {
+		RequestState string `json:"requestState"`
+	}
+	if first.Status != 200 || json.Unmarshal(first.RPC.Result, &ir) != nil || ir.RequestState == "" {
+		t.Fatalf("first call: %d %s", first.Status, first.Body)
+	}
+	call := &mcp.CallToolParams{Name: "be__wipe", Arguments: map[string]any{}, RequestState: ir.RequestState,
+		InputResponses: mcp.InputResponseMap{mrtr.ConfirmKey: &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}}}
+	decline := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion("2025-11-25"), mcptest.WithElicitation(mcptest.Decline()))
+	res, err := decline.CallTool(t.Context(), call)
+	if err != nil || !res.IsError || runs.Load() != 0 {
+		t.Fatalf("the 2026 client's state and answer from a 2025 client that declines: %v %+v, runs %d", err, res, runs.Load())
+	}
+	if got := asker.askedMethods(); len(got) != 1 || got[0] != "elicitation/create" {
+		t.Fatalf("asked %v, want the 2025 client asked once", got)
+	}
+	approve := mcptest.Connect(t, gw.URL, mcptest.WithProtocolVersion("2025-11-25"),
+		mcptest.WithElicitation(mcptest.Accept(map[string]any{"approve": true})))
+	if res, err := approve.CallTool(t.Context(), call); err != nil || res.IsError || runs.Load() != 1 {
+		t.Fatalf("approved by the 2025 client: %v %+v, runs %d", err, res, runs.Load())
+	}
+}
