@@ -70,3 +70,52 @@ func TestInterceptorsShownOnlyWhatParsersReadAlike(t *testing.T) {
 		})
 	}
 }
+
+// TestInterceptMutationReadAlike: what a mutator writes is held to the rule the client's call is
+// (TestInterceptorsShownOnlyWhatParsersReadAlike): a mutated call holding a number parsers read
+// as different values, or a lone surrogate escape, is a malformed mutation, a failure of the
+// mutator routed by its failOpen, never shown to the validators after it nor forwarded. Here a
+// mutator writes the account, and a validator decoding into doubles allows only account
+// 9007199254740992; before, it allowed 9007199254740993, which the backend received.
+func TestInterceptMutationReadAlike(t *testing.T) {
+	allowed := func(_ context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
+		var p struct {
+			Params struct {
+				Arguments map[string]any `json:"arguments"`
+			} `json:"params"`
+		}
+		ok := json.Unmarshal(inv.Payload, &p) == nil && p.Params.Arguments["account"] == float64(9007199254740992)
+		return intercepttest.Validation(inv, ok, "not an allowed account"), nil
+	}
+	for _, tt := range []struct{ name, value string }{
+		{"an integer beyond 2^53", `9007199254740993`},
+		{"written with a fraction", `9007199254740993.0`},
+		{"an exponent beyond doubles", `9007199254740992,"share":1e400`},
+		{"a fraction no double says", `9007199254740992,"share":0.10000000000000001`},
+		{"a lone surrogate", `9007199254740992,"memo":"\ud800"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ics := intercepttest.Start(t, []intercepttest.Interceptor{
+				{Name: "writer", Type: intercept.TypeMutation, Handle: replace(`"account":1`, `"account":`+tt.value)},
+				{Name: "accounts", Type: intercept.TypeValidation, Handle: allowed},
+			})
+			pay := &mcp.Tool{Name: "pay", InputSchema: map[string]any{"type": "object"}}
+			gw, be := startIntercepted(t, []intercept.Config{
+				governs("writer", ics.URL(), intercept.TypeMutation, "request", []string{"pay"}, nil, nil),
+				governs("accounts", ics.URL(), intercept.TypeValidation, "request", []string{"pay"}, nil, nil),
+			}, mcptest.WithTool(pay, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "paid"}}}, nil
+			}))
+			r := do(t, "POST", gw.URL, modern("tools/call", "be__pay"), body("tools/call", `,"name":"be__pay","arguments":{"account":1}`))
+			checkRPC(t, r, -32014)
+			if n := len(be.RequestsOf("tools/call")); n != 0 {
+				t.Errorf("the backend got %d calls", n)
+			}
+			for _, inv := range ics.Invocations() {
+				if inv.Name == "accounts" {
+					t.Errorf("the validator was shown the mutation")
+				}
+			}
+		})
+	}
+}
