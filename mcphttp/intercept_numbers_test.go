@@ -3,6 +3,7 @@ package mcphttp
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -87,34 +88,54 @@ func TestInterceptMutationReadAlike(t *testing.T) {
 		ok := json.Unmarshal(inv.Payload, &p) == nil && p.Params.Arguments["account"] == float64(9007199254740992)
 		return intercepttest.Validation(inv, ok, "not an allowed account"), nil
 	}
-	for _, tt := range []struct{ name, value string }{
-		{"an integer beyond 2^53", `9007199254740993`},
-		{"written with a fraction", `9007199254740993.0`},
-		{"an exponent beyond doubles", `9007199254740992,"share":1e400`},
-		{"a fraction no double says", `9007199254740992,"share":0.10000000000000001`},
-		{"a lone surrogate", `9007199254740992,"memo":"\ud800"`},
+	for _, tt := range []struct {
+		name, value string
+		failOpen    bool
+	}{
+		{"an integer beyond 2^53", `9007199254740993`, false},
+		{"written with a fraction", `9007199254740993.0`, false},
+		{"an exponent beyond doubles", `9007199254740992,"share":1e400`, false},
+		{"a fraction no double says", `9007199254740992,"share":0.10000000000000001`, false},
+		{"a lone surrogate", `9007199254740992,"memo":"\ud800"`, false},
+		// Fail-open: the call goes on as the client sent it, judged as such.
+		{"fail-open", `9007199254740993`, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ics := intercepttest.Start(t, []intercepttest.Interceptor{
 				{Name: "writer", Type: intercept.TypeMutation, Handle: replace(`"account":1`, `"account":`+tt.value)},
 				{Name: "accounts", Type: intercept.TypeValidation, Handle: allowed},
 			})
+			writer := governs("writer", ics.URL(), intercept.TypeMutation, "request", []string{"pay"}, nil, nil)
+			writer.FailOpen = tt.failOpen
 			pay := &mcp.Tool{Name: "pay", InputSchema: map[string]any{"type": "object"}}
 			gw, be := startIntercepted(t, []intercept.Config{
-				governs("writer", ics.URL(), intercept.TypeMutation, "request", []string{"pay"}, nil, nil),
-				governs("accounts", ics.URL(), intercept.TypeValidation, "request", []string{"pay"}, nil, nil),
+				writer, governs("accounts", ics.URL(), intercept.TypeValidation, "request", []string{"pay"}, nil, nil),
 			}, mcptest.WithTool(pay, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "paid"}}}, nil
 			}))
 			r := do(t, "POST", gw.URL, modern("tools/call", "be__pay"), body("tools/call", `,"name":"be__pay","arguments":{"account":1}`))
-			checkRPC(t, r, -32014)
 			if n := len(be.RequestsOf("tools/call")); n != 0 {
 				t.Errorf("the backend got %d calls", n)
 			}
+			shown := 0
 			for _, inv := range ics.Invocations() {
 				if inv.Name == "accounts" {
-					t.Errorf("the validator was shown the mutation")
+					shown++
+					if !strings.Contains(string(inv.Payload), `"account":1}`) {
+						t.Errorf("the validator was shown the mutation: %s", inv.Payload)
+					}
 				}
+			}
+			if !tt.failOpen {
+				checkRPC(t, r, -32014)
+				if shown != 0 {
+					t.Errorf("the validator was asked %d times", shown)
+				}
+				return
+			}
+			checkRPC(t, r, 0)
+			if shown != 1 || !strings.Contains(string(r.Body), "refused by the gateway's interceptor accounts") {
+				t.Errorf("the validator was asked %d times; the answer %s", shown, r.Body)
 			}
 		})
 	}
