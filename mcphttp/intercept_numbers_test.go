@@ -24,16 +24,7 @@ import (
 // allows only account 9007199254740992; before, it allowed 9007199254740993, which it read as
 // that account, and the backend received 9007199254740993.
 func TestInterceptorsShownOnlyWhatParsersReadAlike(t *testing.T) {
-	allowed := func(_ context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
-		var p struct {
-			Params struct {
-				Arguments map[string]any `json:"arguments"`
-			} `json:"params"`
-		}
-		ok := json.Unmarshal(inv.Payload, &p) == nil && p.Params.Arguments["account"] == float64(9007199254740992)
-		return intercepttest.Validation(inv, ok, "not an allowed account"), nil
-	}
-	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "accounts", Type: intercept.TypeValidation, Handle: allowed}})
+	ics := intercepttest.Start(t, []intercepttest.Interceptor{{Name: "accounts", Type: intercept.TypeValidation, Handle: allowsAccount}})
 	pay := &mcp.Tool{Name: "pay", InputSchema: map[string]any{"type": "object"}}
 	gw, be := startIntercepted(t, []intercept.Config{governs("accounts", ics.URL(), intercept.TypeValidation, "request", []string{"pay"}, nil, nil)},
 		mcptest.WithTool(pay, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -79,15 +70,6 @@ func TestInterceptorsShownOnlyWhatParsersReadAlike(t *testing.T) {
 // mutator writes the account, and a validator decoding into doubles allows only account
 // 9007199254740992; before, it allowed 9007199254740993, which the backend received.
 func TestInterceptMutationReadAlike(t *testing.T) {
-	allowed := func(_ context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
-		var p struct {
-			Params struct {
-				Arguments map[string]any `json:"arguments"`
-			} `json:"params"`
-		}
-		ok := json.Unmarshal(inv.Payload, &p) == nil && p.Params.Arguments["account"] == float64(9007199254740992)
-		return intercepttest.Validation(inv, ok, "not an allowed account"), nil
-	}
 	for _, tt := range []struct {
 		name, value string
 		failOpen    bool
@@ -103,7 +85,7 @@ func TestInterceptMutationReadAlike(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ics := intercepttest.Start(t, []intercepttest.Interceptor{
 				{Name: "writer", Type: intercept.TypeMutation, Handle: replace(`"account":1`, `"account":`+tt.value)},
-				{Name: "accounts", Type: intercept.TypeValidation, Handle: allowed},
+				{Name: "accounts", Type: intercept.TypeValidation, Handle: allowsAccount},
 			})
 			writer := governs("writer", ics.URL(), intercept.TypeMutation, "request", []string{"pay"}, nil, nil)
 			writer.FailOpen = tt.failOpen
@@ -139,4 +121,16 @@ func TestInterceptMutationReadAlike(t *testing.T) {
 			}
 		})
 	}
+}
+
+// allowsAccount is a validator that decodes into doubles, as Go's interface{} and JavaScript do,
+// and allows only a call whose arguments' account it reads as 9007199254740992.
+func allowsAccount(_ context.Context, inv *intercepttest.Invocation) (json.RawMessage, error) {
+	var p struct {
+		Params struct {
+			Arguments map[string]any `json:"arguments"`
+		} `json:"params"`
+	}
+	ok := json.Unmarshal(inv.Payload, &p) == nil && p.Params.Arguments["account"] == float64(9007199254740992)
+	return intercepttest.Validation(inv, ok, "not an allowed account"), nil
 }
