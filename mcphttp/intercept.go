@@ -66,7 +66,9 @@ func (c *interceptor) request(x *request) (done bool, err error) {
 		if err := readAlike(payload); err != nil {
 			return false, err
 		}
-		v := c.set.Run(x.ctx, p, c.call(x, payload))
+		call := c.call(x, payload)
+		call.Check = mutationReadAlike
+		v := c.set.Run(x.ctx, p, call)
 		if v.Blocked {
 			return true, c.refuse(x, intercept.PhaseRequest, &v, nil)
 		}
@@ -124,11 +126,30 @@ func targetOf(payload []byte) (target [2]string, ok bool) {
 // value its own reads. The rule is a confirmation's (mrtr.DigestConfirmable), for the same
 // reason: the judge's reading must be the backend's, whichever parsers the two use.
 func readAlike(payload []byte) error {
-	if _, err := mrtr.DigestConfirmable(payload); err != nil {
-		return invalidParams("Invalid params: the call cannot be put to the gateway's interceptors: " +
-			strings.TrimPrefix(err.Error(), mrtr.ErrInvalidArguments.Error()+": "))
+	if why := readDifferently(payload); why != "" {
+		return invalidParams("Invalid params: the call cannot be put to the gateway's interceptors: " + why)
 	}
 	return nil
+}
+
+// mutationReadAlike holds a request mutation to readAlike's rule: a mutator that writes what
+// parsers read as different values would have the validators after it, the guardrails and the
+// backend act on different calls, as a client would. Its Call.Check: a mutation it refuses is
+// a failure of the mutator, routed by its failOpen, never shown on nor forwarded.
+func mutationReadAlike(mutated []byte) error {
+	if why := readDifferently(mutated); why != "" {
+		return errors.New("the mutated call holds what JSON parsers read as different values: " + why)
+	}
+	return nil
+}
+
+// readDifferently says why JSON parsers read payload as different values ("" when they read it
+// alike): where it holds what readAlike refuses, never what it holds there.
+func readDifferently(payload []byte) string {
+	if _, err := mrtr.DigestConfirmable(payload); err != nil {
+		return strings.TrimPrefix(err.Error(), mrtr.ErrInvalidArguments.Error()+": ")
+	}
+	return ""
 }
 
 // shownParams are x's params as the interceptors are shown them in the call's request phase, its
