@@ -48,8 +48,7 @@ var authReasons = map[string]string{
 // takes it.
 func (s *Server) authenticate(x *request) error {
 	if s.auth == nil {
-		authenticated(x)
-		return nil
+		return authenticated(x)
 	}
 	if x.r.URL.RawQuery != "" && queryNamesToken(x.r.URL.RawQuery) {
 		// RFC 6750 §2.3 query tokens leak into logs and histories; MCP allows the header only.
@@ -79,7 +78,9 @@ func (s *Server) authenticate(x *request) error {
 			Description: "exactly one Authorization header is accepted"})
 	}
 	if err == nil {
-		authenticated(x)
+		if e := authenticated(x); e != nil {
+			return e
+		}
 		// Kept only for backends configured for token exchange, which send it to the identity
 		// provider; never forwarded to a backend, bound or not.
 		x.caller.token = tok

@@ -224,9 +224,35 @@ func clientAttr(a netip.Addr) slog.Attr {
 }
 
 // authenticated gives back what x held as its client's before authentication: its slot, and
-// its body's charge to the client's share of the body budget, which stays charged to the
-// replica's until the request ends. Its caller is bounded as a caller from here on.
-func authenticated(x *request) {
+// its body's charge to the client's share of the body budget, which moves to the caller's share
+// of it (callerBodyShare) until the request ends, the replica's budget charged once all along.
+// Its caller is bounded as a caller from here on. It returns the 429 of a caller whose
+// share cannot hold the body: one identity from several addresses, each within its own share,
+// would otherwise hold the whole budget.
+func authenticated(x *request) error {
 	x.unauth.Release()
-	x.in.bodyBuf.Settle()
+	key := x.subject()
+	if key == "" || x.in.bodyBuf == nil || x.s.callerBodies == nil {
+		_ = x.in.bodyBuf.Settle(nil)
+		return nil
+	}
+	x.bodyShare = key
+	if x.in.bodyBuf.Settle(x.s.callerBodies.Take(key)) != nil {
+		return x.s.drafts.limited(clientBusyRetryAfter, msgCallerBytes)
+	}
+	return nil
+}
+
+// msgCallerBytes is the refusal of a body its caller's share of the body budget cannot hold.
+const msgCallerBytes = "Too many request bytes in flight from this caller; retry later"
+
+// callerBodyShare is one authenticated caller's share of server.maxBodyBytesInFlight: a quarter
+// of it, or twice server.maxBodyBytes if that is more, never more than all of it; the share a
+// client address has before authentication by default, so that a caller is held to what one
+// address is, from however many addresses it sends. 0 (no share) with the budget off.
+func callerBodyShare(cfg Config) int64 {
+	if cfg.MaxBodyBytesInFlight <= 0 {
+		return 0
+	}
+	return min(max(cfg.MaxBodyBytesInFlight/4, 2*cfg.MaxBodyBytes), cfg.MaxBodyBytesInFlight)
 }

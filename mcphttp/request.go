@@ -65,6 +65,9 @@ type request struct {
 	// unauth is the request's slot in its client address's unauthenticated share (clients.go),
 	// given back once stage authenticate knows the caller, or when the request ends.
 	unauth clientaddr.Slot
+	// bodyShare is the caller key whose share of the body budget holds the body once the
+	// caller is authenticated (callerBodies), given back when the request ends; "" for none.
+	bodyShare string
 }
 
 // shared is the part of a request that belongs to the client's HTTP request and its caller

@@ -128,6 +128,8 @@ type Server struct {
 	inflight *concurrency
 	decodes  *decodeGate      // large bodies' strict decodes (stage decode)
 	bodies   *bodyread.Budget // request bodies being received or served
+	// callerBodies are the authenticated callers' shares of bodies (callerBodyShare).
+	callerBodies *bodyread.Shares
 	// writeTimeouts counts responses cut because the client did not read them in time.
 	writeTimeouts atomic.Uint64
 	// samplingContext are the backends trusted with sampling context (Deps.SamplingContext).
@@ -184,6 +186,7 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.callerBodies = bodyread.NewShares(s.bodies, callerBodyShare(cfg))
 	for _, up := range deps.SamplingContext {
 		if s.samplingContext == nil {
 			s.samplingContext = map[string]bool{}
@@ -387,6 +390,7 @@ func (s *Server) serve(c echo.Context, run func(x *request) error) error {
 	// bodyBuf is set later.
 	defer func() {
 		x.in.bodyBuf.Release()
+		s.callerBodies.Give(x.bodyShare) // after Release: the share's entry outlives its bytes
 		s.rails.release(x)
 	}()
 	defer x.record()

@@ -243,15 +243,35 @@ func ReadSized(r io.Reader, limit, size int64, budget *Budget) (*Buffer, error) 
 	}
 }
 
-// Settle moves the buffer's charge from its share (NewShare) to the share's parent, where it
-// stays until Release: the body is the client's no more (its caller is authenticated, and
-// bounded as a caller). Nothing for a buffer not read against a share.
-func (b *Buffer) Settle() {
-	if b == nil || b.budget == nil || b.budget.parent == nil {
-		return
+// Settle moves the buffer's charge from its share (NewShare) to to, where it stays until
+// Release: the body is the client's no more (its caller is authenticated, and bounded as a
+// caller). to is a share of the same parent (the caller's share of the replica's budget) or
+// nil for the parent itself; the parent is charged once throughout, as before. It returns
+// ErrShare, and moves nothing, when the body does not fit in to. Nothing for a buffer not read
+// against a budget.
+func (b *Buffer) Settle(to *Budget) error {
+	if b == nil || b.budget == nil {
+		return nil
 	}
-	b.budget.used.Add(-b.charged)
-	b.budget = b.budget.parent
+	root := b.budget
+	if root.parent != nil {
+		root = root.parent
+	}
+	if to == nil || to.parent != root {
+		to = root
+	}
+	if to == b.budget {
+		return nil
+	}
+	if to != root && to.used.Add(b.charged) > to.max {
+		to.used.Add(-b.charged)
+		return ErrShare
+	}
+	if b.budget != root {
+		b.budget.used.Add(-b.charged)
+	}
+	b.budget = to
+	return nil
 }
 
 // Detach returns the buffer's charge to its budget but leaves B to the garbage collector rather
