@@ -92,3 +92,57 @@ func textsOf(r urlAsk) []string {
 	}
 	return out
 }
+
+// TestApprovalFallbackKeepsThePageForURLClients: `confirmFallback: clientForm` lets a form
+// stand for the page only for a client that did not declare URL elicitation. A client that
+// declares it is asked on the page, and a form confirmation of the same call it presents (got
+// under another rule: a token whose rule asks for a form, as the policy before a reload would
+// have) does not forward the call: it is asked on the page. A client declaring only form still
+// gets the form and runs the call with it.
+func TestApprovalFallbackKeepsThePageForURLClients(t *testing.T) {
+	iss := newIssuer(t)
+	alpha := mcptest.StartServer(t, "alpha")
+	gw := startTestGateway(t, func(c *Config) {
+		trustIssuers(c, iss)
+		c.MRTR.Keys = testKeys
+		c.Auth.Policy.Rules = []authz.RuleConfig{
+			{ID: "admin-form", Upstream: "alpha", Tools: []string{"echo"}, AllScopes: []string{"admin"}, Confirm: authz.ConfirmForm},
+			{ID: "page", Upstream: "alpha", Tools: []string{"echo"}, Confirm: authz.ConfirmURL, ConfirmFallback: authz.FallbackClientForm},
+		}
+		c.Approval.ClientID = "gateway-approval"
+	}, alpha)
+	tok := mintFor(t, iss, "alice")
+	admin := mint(t, iss, devissuer.Claims{"sub": "alice", "scope": "tools:use admin"})
+	const args = `{"text":"x"}`
+	accept := func(state string) string {
+		return `,"inputResponses":{"io.mcp-gateway/confirm":{"action":"accept","content":{"approve":true}}},"requestState":"` + state + `"`
+	}
+	metaWith := func(caps string) string {
+		return `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + caps + `}`
+	}
+	// (A state is bound to what its client declared, so the client declares both modes both
+	// times, as in TestApprovalURLNeverClientSatisfied.)
+	for _, caps := range []string{`{"elicitation":{"form":{},"url":{}}}`} {
+		meta := metaWith(caps)
+		_, form := callWithMeta(t, gw, admin, meta, "alpha__echo", args, "")
+		if form.Result.InputRequests["io.mcp-gateway/confirm"].Params.Mode != "form" {
+			t.Fatalf("%s: admin's form confirmation: %+v", caps, form)
+		}
+		_, r := callWithMeta(t, gw, tok, meta, "alpha__echo", args, accept(form.Result.RequestState))
+		if r.Result.ResultType != "input_required" || r.Result.InputRequests["io.mcp-gateway/confirm"].Params.Mode != "url" {
+			t.Errorf("%s: a form confirmation under a confirm: url rule with the client-form fallback: %+v %+v", caps, r, r.Error)
+		}
+	}
+	if n := toolCalls(alpha); n != 0 {
+		t.Fatalf("backend received %d calls, want none", n)
+	}
+	// The fallback itself: a client without URL elicitation confirms in its form.
+	formOnly := metaWith(`{"elicitation":{"form":{}}}`)
+	_, ask := callWithMeta(t, gw, tok, formOnly, "alpha__echo", args, "")
+	if ask.Result.InputRequests["io.mcp-gateway/confirm"].Params.Mode != "form" {
+		t.Fatalf("fallback: %+v", ask)
+	}
+	if _, r := callWithMeta(t, gw, tok, formOnly, "alpha__echo", args, accept(ask.Result.RequestState)); r.Result.ResultType == "input_required" || toolCalls(alpha) != 1 {
+		t.Errorf("the fallback's form answer: %+v, backend calls %d", r, toolCalls(alpha))
+	}
+}
