@@ -42,9 +42,6 @@ func TestConfirmationStateAcrossEndpoints(t *testing.T) {
 		}
 		return r
 	}
-	approve := func(state string) string {
-		return `,"inputResponses":{"io.mcp-gateway/confirm":{"action":"accept","content":{"approve":true}}},"requestState":"` + state + `"`
-	}
 	calls := 0
 	for _, c := range []struct{ asked, answered string }{{"/mcp", "/mcp/echo"}, {"/mcp/echo", "/mcp"}} {
 		asked := call(c.asked, "")
