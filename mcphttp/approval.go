@@ -224,7 +224,8 @@ type awaitDecisionKey struct{}
 // stateConfirms reports whether a retry's state carries the confirmation the call needs now. A
 // state issued under another rule (the same user's token with other scopes) or before the policy
 // changed may carry a weaker one, or none: a confirm: url call continues only with the page's
-// approval (or a form, where the operator chose confirmFallback: clientForm), a confirmed call
+// approval (or a form, where the operator chose confirmFallback: clientForm and the client did
+// not declare URL elicitation, the only clients the fallback asks with a form), a confirmed call
 // only with a confirmation. A backend's own round that was never confirmed continues only while
 // the call still needs no confirmation: pin drift or a destructive annotation that appeared
 // while the client was answering the backend (a backend can change its tool in between) needs
@@ -235,7 +236,7 @@ func (c *confirmer) stateConfirms(x *request, st *mrtr.State) (bool, error) {
 	case st.Kind == mrtr.KindApproval || st.ApprovedOnPage:
 		// A KindApproval state is answered only with the page's recorded decision.
 		return true, nil
-	case d.ConfirmURL && !d.ConfirmFallbackClientForm:
+	case d.ConfirmURL && (!d.ConfirmFallbackClientForm || mrtr.DeclaresURLElicitation(x.in.meta.ClientCapabilities)):
 		return false, nil
 	case st.Kind == mrtr.KindConfirm || st.Confirmed:
 		return true, nil

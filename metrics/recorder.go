@@ -44,7 +44,7 @@ func MetricNames() []string {
 		NameUpstreamDuration, NameAuthFailures, NameAuthzDecisions, NameMRTREvents,
 		NameRateLimitDecisions, NameRequestsInFlight, NameSSEStreamsOpen, NameUpstreamUp,
 		NameUpstreamCircuit, NameListCacheRequests, NameRedisErrors, NameBuildInfo,
-		NameListenDropped, NamePinDrift, NameCallNotesDropped, NameClientRefusals, NameCacheEvictions,
+		NameListenDropped, NamePinDrift, NamePinRestoreWaits, NameCallNotesDropped, NameClientRefusals, NameCacheEvictions,
 	}
 }
 

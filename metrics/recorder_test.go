@@ -336,6 +336,7 @@ func touchEverything(r *Recorder) {
 	r.RedisError(RedisOpNonce)
 	r.ListenDropped(DropOverflow, 1)
 	r.PinDrift("a", "text-changed", "confirm")
+	PinRestoreWait(r, "a")
 	r.InFlight()()
 	r.StreamOpened()()
 	r.SetUpstreamUp("a", true)

@@ -159,6 +159,15 @@ func TestPinTOFUStoreForgotByAll(t *testing.T) {
 		t.Fatalf("call within the restore window: %d %.200s, backend calls %d", status, body, toolCalls(files))
 	}
 	mcptest.WaitFor(t, "the wait logged", func() bool { return strings.Contains(d.log.String(), "first contact waits") })
+	// The wait is counted on its own and is not drift: MCPGatewayPinDrift does not fire on
+	// every new deployment or store loss.
+	if m := get(t, "http://"+d.gw.Admin+"/metrics"); !strings.Contains(m, `mcp_gateway_pin_restore_waits_total{upstream="files"} 1`) ||
+		strings.Contains(m, `class="unverified"`) || strings.Contains(d.log.String(), `"msg":"pin drift"`) {
+		t.Errorf("the restore window's wait counted as drift, or not counted:\n%s", grepLines(m, "mcp_gateway_pin_"))
+	}
+	if rep := pinReportOf(t, d.gw); len(rep.Drift) == 0 || !rep.Drift[0].Waiting {
+		t.Errorf("GET /pins within the restore window: %+v, want the items marked waiting", rep.Drift)
+	}
 	mcptest.WaitFor(t, "the first contact after the restore window", func() bool {
 		return slices.Equal(listNames(t, d.gw, "tools/list"), []string{"files__t", "files__u"})
 	})

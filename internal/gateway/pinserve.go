@@ -89,6 +89,8 @@ func newPinGuard(cfg *Config, getenv func(string) string, st store.Store, rec *m
 		OnDrift:  rec.PinDrift,
 		Began:    began,
 		Previous: prev,
+		// Items withheld while a first contact waits for the restore window are not drift.
+		OnRestoreWait: func(b string) { metrics.PinRestoreWait(rec, b) },
 	})
 }
 

@@ -118,6 +118,7 @@ func pinReportOf(t *testing.T, gw Listeners) (r struct {
 	Drift []struct {
 		Backend, Kind, Name, Action, Pinned, Current string
 		Classes                                      []string
+		Waiting                                      bool
 	}
 }) {
 	t.Helper()

@@ -41,6 +41,10 @@ type Verdict struct {
 	// Shadows is the tool, or prompt, of another backend this one nearly duplicates
 	// (ClassShadows).
 	Shadows *Ref
+	// Waiting is set on an unverified item whose backend's first contact waits for the
+	// restore window (lineage.go): refused like any unverified item, but not drift, so not
+	// logged as such nor counted by OnDrift (GuardOptions.OnRestoreWait counts the wait).
+	Waiting bool
 }
 
 // Blocked reports whether the item is hidden from lists and calls to it refused.
@@ -70,6 +74,10 @@ type GuardOptions struct {
 	// OnDrift, when set, is called once per class of each detected drift (not per request),
 	// with the action taken on the item (the strongest of its classes'); it must not block.
 	OnDrift func(backend string, class Class, action Action)
+	// OnRestoreWait, when set, is called when a backend's first contact starts waiting for
+	// the restore window of a store memory (once per backend and memory, where the wait is
+	// logged); it must not block. Items withheld by that wait are not drift (Verdict.Waiting).
+	OnRestoreWait func(backend string)
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Began returns when the shared store's current memory began (the marker a store that
@@ -90,6 +98,7 @@ type Guard struct {
 	sealer   Sealer
 	log      *slog.Logger
 	onDrift  func(string, Class, Action)
+	onWait   func(string)
 	now      func() time.Time
 	backends []string // sorted
 	// lockIndex are the lockfile backends' pinned tools and prompts, for shadowing.
@@ -146,7 +155,7 @@ func NewGuard(o GuardOptions) (*Guard, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	g := &Guard{cfg: o.Config, lock: o.Lock, store: o.Store, sealer: o.Sealer, log: o.Logger, onDrift: o.OnDrift, now: o.Now,
+	g := &Guard{cfg: o.Config, lock: o.Lock, store: o.Store, sealer: o.Sealer, log: o.Logger, onDrift: o.OnDrift, onWait: o.OnRestoreWait, now: o.Now,
 		backends: slices.Sorted(slices.Values(o.Backends)), lockIndex: map[manifestRef]*shadowIndex{},
 		tofu: map[manifestRef]*manifestState{}, drift: map[string]*backendDrift{}, began: o.Began, waiting: map[string]time.Time{}}
 	if g.log == nil {
@@ -257,7 +266,7 @@ func (g *Guard) CheckList(ctx context.Context, backend string, kind Kind, items 
 			}
 			out[it.Key] = v
 		case err != nil:
-			out[it.Key] = g.verdict(backend, nil, it.Def, Set(0).Add(ClassUnverified))
+			out[it.Key] = g.unverified(backend, it.Def, err)
 		default:
 			p := pinned[it.Key]
 			var extra Set
@@ -300,7 +309,7 @@ func (g *Guard) CheckInstructions(ctx context.Context, backend, instructions str
 	pinned, err := g.pinsOf(ctx, backend, KindInstructions, items)
 	var v Verdict
 	if err != nil {
-		v = g.verdict(backend, nil, cur, Set(0).Add(ClassUnverified))
+		v = g.unverified(backend, cur, err)
 	} else {
 		v = g.verdict(backend, pinned[""], cur, 0)
 	}
@@ -360,6 +369,14 @@ func (g *Guard) verdict(backend string, pinned, current *Definition, extra Set) 
 	if current != nil {
 		v.Current = current.Fingerprint
 	}
+	return v
+}
+
+// unverified is the verdict on current when backend's pins could not be read (err): Waiting
+// when err is the restore window's wait.
+func (g *Guard) unverified(backend string, current *Definition, err error) Verdict {
+	v := g.verdict(backend, nil, current, Set(0).Add(ClassUnverified))
+	v.Waiting = errors.Is(err, errRestoreWindow)
 	return v
 }
 

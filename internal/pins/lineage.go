@@ -22,7 +22,9 @@ import (
 //     (Config.RestoreWindow, several watch intervals), so that a replica holding no record (one
 //     started or reloaded after the loss, or never sent to that backend) does not pin the list
 //     of that moment while a replica holding the record has yet to write it back. Its items
-//     are unverified meanwhile: left out of lists, calls refused as unavailable, retryable.
+//     are unverified meanwhile: left out of lists, calls refused as unavailable, retryable;
+//     but this is not drift (Verdict.Waiting): a new deployment waits so too, and an alert on
+//     drift must not fire for it. The wait is logged and counted (OnRestoreWait) on its own.
 //
 // When no replica holds the record (all of them restarted after the loss), the first contact
 // after the window pins what the lock file holds for the backend, when a lock file is loaded
@@ -177,6 +179,9 @@ func (g *Guard) awaitRestore(ctx context.Context, backend string) error {
 	g.waiting[backend] = began
 	g.mu.Unlock()
 	if !logged {
+		if g.onWait != nil {
+			g.onWait(backend)
+		}
 		g.log.Warn("pins: the shared store's memory is new (a new store, or one that lost its data); the backend's first contact waits for replicas holding its pins to write them back, its items refused meanwhile",
 			"backend", backend, "store_memory_began", began, "until", began.Add(window))
 	}

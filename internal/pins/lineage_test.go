@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -231,5 +232,81 @@ func TestGuardTOFUHolderTooLateWarns(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "now holds other pins for this backend than this replica held") || !strings.Contains(logs.String(), "kinds=[tool]") {
 		t.Errorf("the holder that came too late: log %q", logs.String())
+	}
+}
+
+// TestGuardTOFURestoreWaitIsNotDrift: while a backend's first contact waits for the restore
+// window (a new store, or one that lost its data), its items are withheld, unverified and
+// retryable, but that is not drift: OnDrift is not called and no "pin drift" line is written
+// (so the drift alert does not fire on every new deployment); the wait is counted once per
+// backend and store memory by OnRestoreWait, and GET /pins marks the records waiting, outside
+// the drifted count. Unverified drift stays what is real: the same replica, whose wait turns
+// into a store that does not answer while it has never read the pins, counts it. Before, the
+// wait counted every item as unverified drift.
+func TestGuardTOFURestoreWaitIsNotDrift(t *testing.T) {
+	ctx := context.Background()
+	s := newStoreMemory(t)
+	sealer := testSealer(t, "k1")
+	var drifts, waits []string
+	var logs bytes.Buffer
+	replica := func() *Guard {
+		g, err := NewGuard(GuardOptions{Config: &Config{Mode: ModeTOFU, Actions: confirmText, RestoreWindow: lossWindow},
+			Store: redisTOFU{s.rs}, Sealer: sealer, Backends: []string{"be", "other"}, Now: s.clk.now, Began: s.began,
+			Logger:        slog.New(slog.NewTextHandler(&logs, nil)),
+			OnDrift:       func(b string, c Class, a Action) { drifts = append(drifts, b+" "+string(c)+" "+string(a)) },
+			OnRestoreWait: func(b string) { waits = append(waits, b) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	a := replica()
+	for range 2 {
+		v := a.CheckList(ctx, "be", KindTool, listed(t, KindTool, a1, b1))
+		if !v["a"].Unverified() || !v["a"].Blocked() || !v["a"].Waiting || !v["b"].Waiting {
+			t.Fatalf("a list within the restore window of a new store: %+v, want every item withheld as waiting", v)
+		}
+		if iv := a.CheckInstructions(ctx, "be", "Use me."); !iv.Unverified() || !iv.Waiting {
+			t.Fatalf("instructions within the window: %+v", iv)
+		}
+	}
+	if len(drifts) != 0 || strings.Contains(logs.String(), `msg="pin drift"`) {
+		t.Errorf("the restore window's wait was counted as drift: %q\n%s", drifts, logs.String())
+	}
+	if len(waits) != 1 || waits[0] != "be" {
+		t.Errorf("waits counted: %q, want one for be", waits)
+	}
+	if st := a.State("be"); st.Drifted != 0 || st.Blocked != 0 || st.Waiting != 3 {
+		t.Errorf("state while waiting: %+v, want 3 waiting, nothing drifted", st)
+	}
+	for _, r := range a.Drift() {
+		if !r.Waiting {
+			t.Errorf("record %+v: want it marked waiting", r)
+		}
+	}
+	s.clk.add(lossWindow)
+	if v := a.CheckList(ctx, "be", KindTool, listed(t, KindTool, a1, b1)); v["a"].Action != "" || v["a"].Waiting {
+		t.Fatalf("first contact after the window: %+v", v)
+	}
+
+	// The store loses its data: a replica started since waits, then the store stops answering.
+	s.forget(t)
+	c := replica()
+	if v := c.CheckList(ctx, "be", KindTool, listed(t, KindTool, a1, b1)); !v["a"].Waiting {
+		t.Fatalf("a replica started after the loss: %+v, want it to wait", v)
+	}
+	if len(drifts) != 0 || len(waits) != 2 {
+		t.Fatalf("after the loss: drifts %q, waits %q; want no drift and a second wait", drifts, waits)
+	}
+	s.srv.Stop()
+	v := c.CheckList(ctx, "be", KindTool, listed(t, KindTool, a1, b1))
+	if !v["a"].Unverified() || v["a"].Waiting {
+		t.Fatalf("store down, pins never read: %+v, want unverified, not waiting", v)
+	}
+	if want := []string{"be unverified block", "be unverified block"}; !slices.Equal(drifts, want) {
+		t.Errorf("drift counted with the store down: %q, want %q", drifts, want)
+	}
+	if st := c.State("be"); st.Drifted != 2 || st.Waiting != 0 {
+		t.Errorf("state with the store down: %+v", st)
 	}
 }

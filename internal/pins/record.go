@@ -28,14 +28,17 @@ type itemRef struct {
 
 // DriftRecord is one item's current drift, as the admin endpoint lists it.
 type DriftRecord struct {
-	Backend string    `json:"backend"`
-	Kind    Kind      `json:"kind"`
-	Key     string    `json:"name"`
-	Classes []Class   `json:"classes"`
-	Action  Action    `json:"action"`
-	Pinned  string    `json:"pinned,omitempty"`
-	Current string    `json:"current,omitempty"`
-	Shadows *Ref      `json:"shadows,omitempty"`
+	Backend string  `json:"backend"`
+	Kind    Kind    `json:"kind"`
+	Key     string  `json:"name"`
+	Classes []Class `json:"classes"`
+	Action  Action  `json:"action"`
+	Pinned  string  `json:"pinned,omitempty"`
+	Current string  `json:"current,omitempty"`
+	Shadows *Ref    `json:"shadows,omitempty"`
+	// Waiting: the item is unverified only because its backend's first contact waits for
+	// the restore window (Verdict.Waiting); not drift.
+	Waiting bool      `json:"waiting,omitempty"`
 	Since   time.Time `json:"since"`
 
 	set Set
@@ -49,6 +52,9 @@ type BackendState struct {
 	Confirmed int  `json:"confirmed"`
 	// Omitted is the drift beyond the records' bounds: counted in Drifted, not listed.
 	Omitted int `json:"omitted,omitempty"`
+	// Waiting are the items withheld while the backend's first contact waits for the
+	// restore window (DriftRecord.Waiting): not counted in Drifted.
+	Waiting int `json:"waiting,omitempty"`
 }
 
 // backendDrift is one backend's drift records.
@@ -117,7 +123,7 @@ func (g *Guard) record(backend string, kind Kind, listed, removed map[string]Ver
 // the drift appeared or changed.
 func (bd *backendDrift) update(ref itemRef, v Verdict, now time.Time, retention time.Duration) (ok, event bool) {
 	old := bd.records[ref]
-	if old != nil && old.set == v.Classes && old.Current == v.Current && old.Pinned == v.Pinned {
+	if old != nil && old.set == v.Classes && old.Current == v.Current && old.Pinned == v.Pinned && old.Waiting == v.Waiting {
 		if v.Classes == Set(0).Add(ClassRemoved) && now.Sub(old.Since) > retention {
 			bd.drop(ref)
 			bd.expired[ref] = v.Pinned
@@ -136,7 +142,7 @@ func (bd *backendDrift) update(ref itemRef, v Verdict, now time.Time, retention 
 		bd.bytes += size
 	}
 	bd.records[ref] = &DriftRecord{Backend: ref.backend, Kind: ref.kind, Key: ref.key, Classes: v.Classes.Classes(),
-		Action: v.Action, Pinned: v.Pinned, Current: v.Current, Shadows: v.Shadows, Since: now, set: v.Classes}
+		Action: v.Action, Pinned: v.Pinned, Current: v.Current, Shadows: v.Shadows, Waiting: v.Waiting, Since: now, set: v.Classes}
 	return true, true
 }
 
@@ -161,9 +167,13 @@ func (bd *backendDrift) drop(ref itemRef) {
 	}
 }
 
-// report writes the audit line and counts each event.
+// report writes the audit line and counts each event. An item withheld by the restore
+// window's wait is not drift: the wait has its own line and count (awaitRestore).
 func (g *Guard) report(backend string, kind Kind, events []driftEvent) {
 	for _, e := range events {
+		if e.v.Waiting {
+			continue
+		}
 		attrs := []any{"backend", backend, "kind", string(kind), "name", e.ref.key,
 			"classes", e.v.Classes.String(), "action", string(e.v.Action),
 			"pinned", e.v.Pinned, "current", e.v.Current}
@@ -227,6 +237,10 @@ func (g *Guard) State(backend string) *BackendState {
 		return s
 	}
 	for _, r := range bd.records {
+		if r.Waiting {
+			s.Waiting++
+			continue
+		}
 		s.Drifted++
 		switch r.Action {
 		case ActionBlock:
