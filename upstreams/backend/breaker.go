@@ -316,7 +316,7 @@ func (b *breaker) current() int {
 func (b *breaker) observe(now time.Time, charge, outcome string, err error) bool {
 	switch {
 	case err == nil: // the common case, without the allocation of errors.As's target below
-	case errors.Is(err, ErrCircuitOpen), errors.Is(err, errEraPending), errors.As(err, new(probeErr)),
+	case errors.Is(err, ErrCircuitOpen), errors.Is(err, ErrRateLimitWait), errors.Is(err, errEraPending), errors.As(err, new(probeErr)),
 		errors.Is(err, legacy.ErrSessionsFull):
 		return false
 	case errors.Is(err, ErrCredentials):
