@@ -45,6 +45,7 @@ func MetricNames() []string {
 		NameRateLimitDecisions, NameRequestsInFlight, NameSSEStreamsOpen, NameUpstreamUp,
 		NameUpstreamCircuit, NameListCacheRequests, NameRedisErrors, NameBuildInfo,
 		NameListenDropped, NamePinDrift, NamePinRestoreWaits, NameCallNotesDropped, NameClientRefusals, NameCacheEvictions,
+		NameUpstreamRateLimitWaits,
 	}
 }
 
@@ -104,6 +105,8 @@ type Recorder struct {
 	clientRefusals *table[prometheus.Counter] // reason
 	// evictions counts the per-replica caches' evictions (evictions.go).
 	evictions cacheEvictions
+	// rateLimitWaits is NameUpstreamRateLimitWaits by upstream.
+	rateLimitWaits *prometheus.CounterVec
 }
 
 // New registers every gateway metric on reg and returns the recorder. It does
@@ -133,6 +136,7 @@ func New(reg prometheus.Registerer, opts Options) (*Recorder, error) {
 	r.buildPins(&cs)
 	r.buildClients(&cs)
 	r.buildEvictions(&cs)
+	buildRateLimitWaits(r, &cs)
 	r.tools = newToolCalls(r.newCounterVec(&cs, NameToolCalls,
 		"Tool calls by upstream, upstream tool name (allowlisted) and outcome.",
 		labelUpstream, labelTool, "outcome"), opts.Upstreams, r.outcomes, opts.maxTools())

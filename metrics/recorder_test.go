@@ -316,6 +316,8 @@ func TestMetricNamesAreRegistered(t *testing.T) {
 
 // touchEverything creates at least one series in every family.
 func touchEverything(r *Recorder) {
+	UpstreamRateLimitWait(r, "a")
+	UpstreamRateLimitWait(r, "bogus")
 	for _, m := range append(Methods(), "bogus") {
 		for _, o := range append(Outcomes(), "bogus") {
 			r.ObserveRequestWaited(m, o, time.Second, time.Millisecond)

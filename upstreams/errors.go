@@ -52,6 +52,10 @@ var (
 	// ErrCallerCircuitOpen: the caller's own recent requests to the backend kept failing, so this
 	// one was not sent; other callers' still are. It wraps ErrCircuitOpen.
 	ErrCallerCircuitOpen = backend.ErrCallerCircuitOpen
+	// ErrRateLimitWait: the backend answered a recent request with 429 and the wait it asked
+	// for has not passed, so this one was not sent. It comes together with a *RateLimitError
+	// carrying the wait left, and so is answered as the backend's 429 is.
+	ErrRateLimitWait = backend.ErrRateLimitWait
 	// ErrCredentials: the backend's own credentials could not be obtained; it comes wrapped
 	// together with ErrUnavailable.
 	ErrCredentials = backend.ErrCredentials

@@ -32,6 +32,7 @@ type flakyProxy struct {
 	status   int  // 0: pass through
 	discover bool // the status applies to server/discover only
 	inits    atomic.Int64
+	failed   atomic.Int64 // the requests answered with status
 	// sessions, when set, takes every request on a session, as a load balancer with session
 	// affinity sends it to the server that assigned the session.
 	sessions *httputil.ReverseProxy
@@ -79,6 +80,7 @@ func (p *flakyProxy) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Unlock()
 	if status != 0 && (!discoverOnly || body.Method == MethodDiscover) {
+		p.failed.Add(1)
 		http.Error(w, http.StatusText(status), status)
 		return
 	}

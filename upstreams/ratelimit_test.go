@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,10 +11,11 @@ import (
 )
 
 // TestEraProbeRateLimited: a backend that answers 429 to everything, its era probe included,
-// is throttling, not failing: each call is ErrRateLimited (never a bad response), the probe is
-// not backed off (the next call probes again, at once), 20 such calls open no circuit (whose
-// threshold is 2) and leave the backend up, and when the backend stops throttling the next
-// call learns the era and is served, with no clock moved.
+// is throttling, not failing: its first 429 (no Retry-After: a wait of 1 s) is ErrRateLimited
+// (never a bad response), and until the wait passes the next 19 calls are refused unsent
+// (ErrRateLimitWait, with the wait left), so 20 calls send it one request, open no circuit
+// (whose threshold is 2) and leave the backend up; once the backend stops throttling, the calls
+// still wait out the wait, and then the next learns the era and is served.
 func TestEraProbeRateLimited(t *testing.T) {
 	for _, legacy := range []bool{false, true} {
 		start := mcptest.StartServer
@@ -25,24 +25,20 @@ func TestEraProbeRateLimited(t *testing.T) {
 		backend := start(t, "alpha")
 		proxy := startFlakyProxy(t, backend.URL())
 		proxy.fail(http.StatusTooManyRequests, false)
-		var probes atomic.Int64
+		clock := newTestClock()
 		r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: proxy.url,
-			Breaker: BreakerConfig{Failures: 2, Cooldown: time.Hour}}}}, Options{
-			Observe: func(_, method, _ string, _ time.Duration) {
-				if method == MethodDiscover {
-					probes.Add(1)
-				}
-			}})
+			Breaker: BreakerConfig{Failures: 2, Cooldown: time.Hour}}}}, Options{Clock: clock.Now})
 		ctx := context.Background()
 		for i := range 20 {
 			err := callAs(ctx, r, mcptest.ToolEcho, `{"text":"x"}`, "", "")
 			var rl *RateLimitError
-			if !errors.As(err, &rl) || errors.Is(err, ErrBadResponse) || errors.Is(err, ErrUnavailable) || rl.RetryAfter != time.Second {
-				t.Fatalf("legacy=%v: call %d: err = %v, want the backend's 429 alone, to retry after 1s", legacy, i, err)
+			if !errors.As(err, &rl) || errors.Is(err, ErrBadResponse) || errors.Is(err, ErrUnavailable) || rl.RetryAfter != time.Second ||
+				errors.Is(err, ErrRateLimitWait) != (i > 0) {
+				t.Fatalf("legacy=%v: call %d: err = %v, want the backend's 429, then its wait, of 1s", legacy, i, err)
 			}
 		}
-		if n := probes.Load(); n != 20 {
-			t.Errorf("legacy=%v: %d era probes for 20 throttled calls, want one each (no backoff)", legacy, n)
+		if n := proxy.failed.Load(); n != 1 {
+			t.Errorf("legacy=%v: the backend got %d requests for 20 calls, want 1: the rest wait out its 429", legacy, n)
 		}
 		for _, s := range r.Health() {
 			if !s.Up {
@@ -50,8 +46,15 @@ func TestEraProbeRateLimited(t *testing.T) {
 			}
 		}
 		proxy.fail(0, false)
+		clock.Advance(time.Second / 2)
+		var rl *RateLimitError
+		if err := callAs(ctx, r, mcptest.ToolEcho, `{"text":"x"}`, "", ""); !errors.Is(err, ErrRateLimitWait) || !errors.As(err, &rl) ||
+			rl.RetryAfter != time.Second/2 {
+			t.Fatalf("legacy=%v: a call within the wait: %v, want ErrRateLimitWait with 500ms left", legacy, err)
+		}
+		clock.Advance(time.Second / 2)
 		if err := callAs(ctx, r, mcptest.ToolEcho, `{"text":"x"}`, "", ""); err != nil {
-			t.Fatalf("legacy=%v: the call once the backend stops throttling: %v", legacy, err)
+			t.Fatalf("legacy=%v: the call once the wait passed: %v", legacy, err)
 		}
 	}
 }

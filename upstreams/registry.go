@@ -50,6 +50,10 @@ type Options struct {
 	// per-caller circuits (BreakerConfig.MinCallers); it runs under the breaker's lock and must
 	// not block.
 	CallerCircuit func(upstream, event string)
+	// RateLimited, when set, is called when a backend's 429 starts a wait (its Retry-After)
+	// where none was running, for that backend or, for one that answers as each caller, for
+	// that caller; it runs under a lock and must not block.
+	RateLimited func(upstream string)
 	// OnHealth, when set, is called when a backend's health changes (and with the first probe's
 	// result), for an up/down gauge. It must not block.
 	OnHealth func(upstream string, up bool)
@@ -139,7 +143,7 @@ func New(cfg Config, opts Options) (*Registry, error) {
 		r.now = time.Now
 	}
 	env := &backend.Env{Log: r.log, Now: r.now, Names: r.ns, Results: r.results, Kick: r.kick, UserAgent: opts.UserAgent,
-		Transport: opts.Transport, Observe: opts.Observe, NotificationDropped: opts.NotificationDropped, CircuitState: opts.CircuitState, CallerCircuit: opts.CallerCircuit, OnHealth: opts.OnHealth,
+		Transport: opts.Transport, Observe: opts.Observe, NotificationDropped: opts.NotificationDropped, CircuitState: opts.CircuitState, CallerCircuit: opts.CallerCircuit, RateLimited: opts.RateLimited, OnHealth: opts.OnHealth,
 		Apps: cfg.Apps.Enabled, UserTokens: opts.UserTokens}
 	for _, uc := range cfg.Upstreams {
 		b, err := backend.New(uc, env)

@@ -73,8 +73,28 @@ type throttleCase struct {
 	lo, hi int
 }
 
+// throttleCases are the 429s whose waits pass within seconds; "day" (capped at 10 minutes) is
+// checked last, since the backend is then waited for that long.
 var throttleCases = []throttleCase{
-	{"plain", 1, 1}, {"rpc", 3, 3}, {"secs", 3, 3}, {"date", 1, 4}, {"garbage", 1, 1}, {"day", 600, 600},
+	{"plain", 1, 1}, {"rpc", 3, 3}, {"secs", 3, 3}, {"date", 1, 4}, {"garbage", 1, 1},
+}
+
+// waitOut polls a harmless call to tool until it is served: the wait the backend's last 429
+// asked for has passed (until then the call is answered 429 without being sent).
+func waitOut(t *testing.T, url, tool string) {
+	t.Helper()
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":98,"method":"tools/call","params":{%s,"name":%q,"arguments":{"text":"fine"}}}`, testMeta, tool)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		status, _, got := post(t, url, modernHeaders("tools/call", tool), body)
+		switch {
+		case status == http.StatusOK:
+			return
+		case status != http.StatusTooManyRequests || time.Now().After(deadline):
+			t.Fatalf("waiting out a 429: status %d: %s", status, got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // checkThrottled checks one answer to a throttled call: its Retry-After (hdr, when the answer
@@ -129,8 +149,11 @@ func checkThrottled(t *testing.T, c throttleCase, backend string, draft bool, hd
 // body's retryAfterMs, else the header (seconds or HTTP-date), else 1 s, clamped to 10 minutes,
 // and never the backend's own words; to a 2026-07-28 client, a 2025-11-25 client (the Go SDK and
 // by hand) and a 2025-03-26 batch item (in-band), from a 2026-07-28 and a pre-2026 backend. The
-// backend is up all along (a 503 with Retry-After stays 502 "Backend unavailable"): 20 429s in a row open no circuit (whose threshold is 2), are never
-// retried, leave /readyz ready, are counted as rate_limited, and the next call is served.
+// backend is up all along (a 503 with Retry-After stays 502 "Backend unavailable"): 20 calls in
+// a row while it is rate limiting open no circuit (whose threshold is 2); the first is sent
+// once, never retried, and the other 19 are answered 429 unsent for the wait it named; /readyz
+// stays ready, they are counted as rate_limited, and once the wait passes the next call is
+// served. A day's Retry-After is cut to 10 minutes, and the call after it is told what is left.
 func TestBackendRateLimited(t *testing.T) {
 	for _, draft := range []bool{false, true} {
 		t.Run(fmt.Sprintf("draft=%v", draft), func(t *testing.T) {
@@ -148,101 +171,134 @@ func TestBackendRateLimited(t *testing.T) {
 			url := "http://" + gw.MCP + "/mcp"
 			for _, be := range []*mcptest.Server{alpha, old} {
 				tool := be.Name() + "__echo"
-				callBody := func(id int, text string, meta bool) string {
-					m := ""
-					if meta {
-						m = testMeta + ","
-					}
-					return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s"name":%q,"arguments":{"text":%q}}}`, id, m, tool, text)
-				}
-				t.Run(be.Name()+"/2026-07-28", func(t *testing.T) {
-					for _, c := range throttleCases {
-						status, hdr, body := post(t, url, modernHeaders("tools/call", tool), callBody(1, "429:"+c.mode, true))
-						if status != http.StatusTooManyRequests {
-							t.Fatalf("%s: status %d, want 429: %s", c.mode, status, body)
+				t.Run(be.Name(), func(t *testing.T) {
+					t.Parallel()
+					callBody := func(id int, text string, meta bool) string {
+						m := ""
+						if meta {
+							m = testMeta + ","
 						}
-						checkThrottled(t, c, be.Name(), draft, hdr, body)
+						return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s"name":%q,"arguments":{"text":%q}}}`, id, m, tool, text)
 					}
-					// A 503, even with Retry-After, is the backend unavailable, as before.
-					status, hdr, body := post(t, url, modernHeaders("tools/call", tool), callBody(1, "overloaded-503", true))
-					if status != http.StatusBadGateway || hdr.Get("Retry-After") != "" || !strings.Contains(body, `"Backend unavailable"`) {
-						t.Errorf("a 503 with Retry-After: status %d, Retry-After %q: %s", status, hdr.Get("Retry-After"), body)
-					}
-				})
-				t.Run(be.Name()+"/2025-11-25", func(t *testing.T) {
-					raw := &legacyclient.Raw{}
-					sid := raw.Initialize(t, url)
-					for _, c := range throttleCases {
-						r := raw.Post(t, url, sid, callBody(2, "429:"+c.mode, false))
-						if r.Status != http.StatusTooManyRequests || len(r.Msgs) != 1 {
-							t.Fatalf("%s: %s, want 429 with the error", c.mode, r)
+					t.Run("2026-07-28", func(t *testing.T) {
+						for _, c := range throttleCases {
+							waitOut(t, url, tool)
+							status, hdr, body := post(t, url, modernHeaders("tools/call", tool), callBody(1, "429:"+c.mode, true))
+							if status != http.StatusTooManyRequests {
+								t.Fatalf("%s: status %d, want 429: %s", c.mode, status, body)
+							}
+							checkThrottled(t, c, be.Name(), draft, hdr, body)
 						}
-						checkThrottled(t, c, be.Name(), draft, r.Header, string(r.Msgs[0]))
-					}
-					cs := connectEra(t, gw, "2025-11-25")
-					_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "429:secs"}})
-					if err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
-						t.Errorf("the Go SDK client's throttled call: %v, want Too Many Requests", err)
-					}
-					res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "fine"}})
-					if err != nil || mcptest.ResultText(res) != "fine" {
-						t.Errorf("the Go SDK client's next call: %v %+v", err, res)
-					}
-				})
-				t.Run(be.Name()+"/2025-03-26-batch", func(t *testing.T) {
-					raw := &legacyclient.Raw{Protocol: legacyclient.Protocol20250326}
-					sid := raw.Initialize(t, url)
-					r := raw.Post(t, url, sid, "["+callBody(1, "429:secs", false)+","+callBody(2, "fine", false)+"]")
-					if r.Status != http.StatusOK || len(r.Msgs) != 2 {
-						t.Fatalf("batch: %s", r)
-					}
-					for _, m := range r.Msgs {
-						var a struct {
-							ID     int
-							Result json.RawMessage
+						// A 503, even with Retry-After, is the backend unavailable, as before.
+						waitOut(t, url, tool)
+						status, hdr, body := post(t, url, modernHeaders("tools/call", tool), callBody(1, "overloaded-503", true))
+						if status != http.StatusBadGateway || hdr.Get("Retry-After") != "" || !strings.Contains(body, `"Backend unavailable"`) {
+							t.Errorf("a 503 with Retry-After: status %d, Retry-After %q: %s", status, hdr.Get("Retry-After"), body)
 						}
-						_ = json.Unmarshal(m, &a)
-						switch a.ID {
-						case 1:
-							checkThrottled(t, throttleCase{"secs", 3, 3}, be.Name(), draft, nil, string(m))
-						case 2:
-							if !strings.Contains(string(a.Result), `"fine"`) {
-								t.Errorf("the batch's other call: %s", m)
+					})
+					t.Run("2025-11-25", func(t *testing.T) {
+						raw := &legacyclient.Raw{}
+						sid := raw.Initialize(t, url)
+						for _, c := range throttleCases {
+							waitOut(t, url, tool)
+							r := raw.Post(t, url, sid, callBody(2, "429:"+c.mode, false))
+							if r.Status != http.StatusTooManyRequests || len(r.Msgs) != 1 {
+								t.Fatalf("%s: %s, want 429 with the error", c.mode, r)
+							}
+							checkThrottled(t, c, be.Name(), draft, r.Header, string(r.Msgs[0]))
+						}
+						waitOut(t, url, tool) // the Go SDK client opens its GET stream at once
+						cs := connectEra(t, gw, "2025-11-25")
+						_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "429:secs"}})
+						if err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
+							t.Errorf("the Go SDK client's throttled call: %v, want Too Many Requests", err)
+						}
+						waitOut(t, url, tool)
+						res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "fine"}})
+						if err != nil || mcptest.ResultText(res) != "fine" {
+							t.Errorf("the Go SDK client's next call: %v %+v", err, res)
+						}
+					})
+					t.Run("2025-03-26-batch", func(t *testing.T) {
+						raw := &legacyclient.Raw{Protocol: legacyclient.Protocol20250326}
+						sid := raw.Initialize(t, url)
+						waitOut(t, url, tool)
+						r := raw.Post(t, url, sid, "["+callBody(1, "429:secs", false)+","+callBody(2, "fine", false)+"]")
+						if r.Status != http.StatusOK || len(r.Msgs) != 2 {
+							t.Fatalf("batch: %s", r)
+						}
+						for _, m := range r.Msgs {
+							var a struct {
+								ID     int
+								Result json.RawMessage
+							}
+							_ = json.Unmarshal(m, &a)
+							switch a.ID {
+							case 1:
+								checkThrottled(t, throttleCase{"secs", 3, 3}, be.Name(), draft, nil, string(m))
+							case 2:
+								// Served, or, once the first item's 429 came back, answered with
+								// the wait it left, unsent.
+								if !strings.Contains(string(a.Result), `"fine"`) {
+									checkThrottled(t, throttleCase{"secs", 1, 3}, be.Name(), draft, nil, string(m))
+								}
 							}
 						}
-					}
-				})
-				t.Run(be.Name()+"/not-a-failure", func(t *testing.T) {
-					before := throttled[be.Name()].Load()
-					for i := range 20 {
-						status, _, body := post(t, url, modernHeaders("tools/call", tool), callBody(i, "429:plain", true))
+					})
+					t.Run("not-a-failure", func(t *testing.T) {
+						waitOut(t, url, tool)
+						before := throttled[be.Name()].Load()
+						for i := range 20 {
+							status, _, body := post(t, url, modernHeaders("tools/call", tool), callBody(i, "429:plain", true))
+							if status != http.StatusTooManyRequests {
+								t.Fatalf("throttled call %d: status %d: %s", i, status, body)
+							}
+						}
+						if n := throttled[be.Name()].Load() - before; n != 1 {
+							t.Errorf("the backend got %d throttled calls, want 1: the first sent once, never retried, the rest held back for its wait", n)
+						}
+						waitOut(t, url, tool)
+						status, _, body := post(t, url, modernHeaders("tools/call", tool), callBody(99, "after", true))
+						if status != http.StatusOK || !strings.Contains(body, `"after"`) {
+							t.Fatalf("the call after the 429s: status %d: %s", status, body)
+						}
+						if ready := get(t, "http://"+gw.Admin+"/readyz"); !strings.Contains(ready, `"ready":true`) {
+							t.Errorf("/readyz after 20 429s: %s", ready)
+						}
+						scrape := scrapeAdmin(t, gw)
+						for _, want := range []string{
+							`mcp_gateway_upstream_circuit_state{upstream="` + be.Name() + `"} 0`,
+							`mcp_gateway_upstream_up{upstream="` + be.Name() + `"} 1`,
+							`mcp_gateway_upstream_requests_total{method="tools/call",outcome="rate_limited",upstream="` + be.Name() + `"}`,
+							`mcp_gateway_upstream_rate_limit_waits_total{upstream="` + be.Name() + `"}`,
+						} {
+							if !scrape.Has(want) {
+								t.Errorf("/metrics lacks %s", want)
+							}
+						}
+						if scrape.Has(`outcome="bad_response",upstream="` + be.Name() + `"`) {
+							t.Errorf("a 429 was counted as a bad response")
+						}
+					})
+					// Last: a day's Retry-After is cut to 10 minutes, which the next call is told
+					// is left, unsent.
+					t.Run("capped", func(t *testing.T) {
+						waitOut(t, url, tool)
+						before := throttled[be.Name()].Load()
+						status, hdr, body := post(t, url, modernHeaders("tools/call", tool), callBody(1, "429:day", true))
 						if status != http.StatusTooManyRequests {
-							t.Fatalf("throttled call %d: status %d: %s", i, status, body)
+							t.Fatalf("day: status %d, want 429: %s", status, body)
 						}
-					}
-					if n := throttled[be.Name()].Load() - before; n != 20 {
-						t.Errorf("the backend got %d throttled calls, want 20: each sent once, none retried, none refused", n)
-					}
-					status, _, body := post(t, url, modernHeaders("tools/call", tool), callBody(99, "after", true))
-					if status != http.StatusOK || !strings.Contains(body, `"after"`) {
-						t.Fatalf("the call after the 429s: status %d: %s", status, body)
-					}
-					if ready := get(t, "http://"+gw.Admin+"/readyz"); !strings.Contains(ready, `"ready":true`) {
-						t.Errorf("/readyz after 20 429s: %s", ready)
-					}
-					scrape := scrapeAdmin(t, gw)
-					for _, want := range []string{
-						`mcp_gateway_upstream_circuit_state{upstream="` + be.Name() + `"} 0`,
-						`mcp_gateway_upstream_up{upstream="` + be.Name() + `"} 1`,
-						`mcp_gateway_upstream_requests_total{method="tools/call",outcome="rate_limited",upstream="` + be.Name() + `"}`,
-					} {
-						if !scrape.Has(want) {
-							t.Errorf("/metrics lacks %s", want)
+						checkThrottled(t, throttleCase{"day", 600, 600}, be.Name(), draft, hdr, body)
+						status, hdr, body = post(t, url, modernHeaders("tools/call", tool), callBody(2, "fine", true))
+						if status != http.StatusTooManyRequests {
+							t.Fatalf("the call after: status %d, want 429: %s", status, body)
 						}
-					}
-					if scrape.Has(`outcome="bad_response",upstream="` + be.Name() + `"`) {
-						t.Errorf("a 429 was counted as a bad response")
-					}
+						checkThrottled(t, throttleCase{"day", 599, 600}, be.Name(), draft, hdr, body)
+						if n := throttled[be.Name()].Load() - before; n != 1 {
+							t.Errorf("the backend got %d throttled calls, want 1", n)
+						}
+					})
 				})
 			}
 		})

@@ -652,6 +652,7 @@ func (g *gateway) buildBackends(cfg *Config, c, prev *components) (*upstreams.Re
 			}
 		},
 		CallerCircuit: g.callerCircuits.hook(breakerUpstream),
+		RateLimited:   func(upstream string) { metrics.UpstreamRateLimitWait(rec, upstream) },
 		CacheResult:   rec.ListCache,
 		CacheEvicted:  rec.CatalogCacheEviction,
 		// Tool-call metrics label only names a backend published (bounded per backend).

@@ -103,6 +103,10 @@ type Env struct {
 	// per-caller circuits (BreakerConfig.MinCallers); it runs under the breaker's lock and must
 	// not block.
 	CallerCircuit func(upstream, event string)
+	// RateLimited, when set, is called when a backend's 429 starts a wait where none was
+	// running (for a backend that answers as each caller, that caller's); it runs under a lock
+	// and must not block.
+	RateLimited func(upstream string)
 	// OnHealth, when set, is called when a backend's health changes (and with the first
 	// probe's result). It must not block.
 	OnHealth func(upstream string, up bool)
@@ -141,7 +145,8 @@ type Backend struct {
 	direct    *direct.Transport // the transport of a plain-http backend, else nil
 	health    health
 	disc      discoverCache
-	breaker   *breaker // nil when disabled
+	breaker   *breaker   // nil when disabled
+	waits     *rateWaits // the Retry-After waits its 429s asked for (ratewait.go)
 	// circuitOf is what the breaker's record is about (ShareCircuit): the backend it reaches
 	// and how, and the breaker's own settings.
 	circuitOf circuitIdentity
@@ -169,12 +174,13 @@ func New(uc Config, env *Env) (*Backend, error) {
 	// Every request goes through rt or the client (a pre-2026 backend's sessions), and so
 	// every answer through the scrubber of the credentials it was sent with (scrub.go).
 	b.rt = scrubbing(b.rt, &uc)
-	b.client.Transport = b.rt
+	b.client.Transport = waitGate{b}
 	b.breaker = newBreaker(b.name, uc.Breaker, env.CircuitState, env.CallerCircuit)
 	b.circuitOf = circuitIdentity{url: uc.URL, headers: uc.Headers, protocol: uc.Protocol, tls: uc.TLS, auth: uc.Auth, breaker: uc.Breaker}
 	b.retry = newRetryPolicy(uc.Retry)
 	b.creds = newCredentials(b.name, uc.Auth, nil, env.Now)
 	b.legacy.bridge = b.newBridge(&uc.Auth)
+	b.waits = newRateWaits(b.name, b.PerUser() || b.ExchangesTokens(), orInt(uc.Breaker.TrackedCallers, DefaultBreakerTrackedCallers), env.RateLimited)
 	return b, nil
 }
 
@@ -334,6 +340,7 @@ func ShareCircuit(b, prev *Backend) bool {
 	}
 	prev.breaker.redirect(b.breaker.onChange)
 	b.breaker = prev.breaker
+	b.waits.carryOn(prev.waits)
 	return true
 }
 
@@ -373,6 +380,9 @@ func (b *Backend) Record(o *Request, start time.Time, err error) {
 // request failed.
 func (b *Backend) record(method, charge, outcome string, start time.Time, err error, kick bool) {
 	now := b.env.Now
+	if outcome == OutcomeRateLimited {
+		noteRateLimit(b, charge, err)
+	}
 	// The circuit first, then the observer: whoever has seen an outcome observed (a metric, a
 	// test waiting for it) finds the circuit already counting it.
 	counted := b.breaker.observe(now(), charge, outcome, err)

@@ -310,7 +310,7 @@ func (b *breaker) current() int {
 
 // observe feeds the outcome of a request charged to charge to the breaker and reports whether
 // the backend's health should see it too: a call refused by an open circuit, failed for want of
-// credentials, or given up while the era probe was still running says nothing about the
+// credentials, held back for a 429's wait, or given up while the era probe was still running says nothing about the
 // backend itself. A failure before anything was sent is charged to no caller: none could have
 // caused it.
 func (b *breaker) observe(now time.Time, charge, outcome string, err error) bool {
@@ -319,8 +319,10 @@ func (b *breaker) observe(now time.Time, charge, outcome string, err error) bool
 	case errors.Is(err, ErrCircuitOpen), errors.Is(err, errEraPending), errors.As(err, new(probeErr)),
 		errors.Is(err, legacy.ErrSessionsFull):
 		return false
-	case errors.Is(err, ErrCredentials):
-		b.result(now, charge, OutcomeCanceled) // frees a half-open slot this request may hold
+	case errors.Is(err, ErrCredentials), errors.Is(err, ErrRateLimitWait):
+		// Not sent (no credentials; or held back for a 429's wait, which a session's request
+		// may meet after the circuit let it through): frees a half-open slot it may hold.
+		b.result(now, charge, OutcomeCanceled)
 		return false
 	case wire.NotSent(err):
 		charge = chargeNone

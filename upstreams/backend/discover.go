@@ -82,14 +82,17 @@ func (c *discoverCache) store(d *Discovered, now time.Time) {
 func (b *Backend) CachedDiscovery() *Discovered { return b.disc.get(b.env.Now()) }
 
 // Discovery returns the backend's server/discover answer, reused until its TTL passes, else
-// fetched now (hdr carries pass-through headers, trace context). A failure is logged.
+// fetched now (hdr carries pass-through headers, trace context). A failure is logged, but for
+// the backend rate limiting, which is logged once per wait.
 func (b *Backend) Discovery(ctx context.Context, hdr http.Header) (*Discovered, error) {
 	if d := b.CachedDiscovery(); d != nil {
 		return d, nil
 	}
 	d, err := b.fetchDiscover(ctx, hdr, false)
 	if err != nil {
-		b.env.Log.Warn("upstream server/discover failed", "upstream", b.name, "error", err.Error())
+		if !errors.Is(err, wire.ErrRateLimited) { // logged once per wait (noteRateLimit)
+			b.env.Log.Warn("upstream server/discover failed", "upstream", b.name, "error", err.Error())
+		}
 		return nil, err
 	}
 	b.disc.store(d, b.env.Now())

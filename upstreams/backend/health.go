@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // health is a backend's state. Successful calls only read an atomic flag when nothing changes,
@@ -69,14 +70,16 @@ func (b *Backend) NeedsProbe() bool { return !b.health.isUp.Load() || b.health.s
 
 // Check is the health probe: server/discover (a pre-2026 backend is pinged on a session
 // instead, and asked server/discover to notice a change of era), which also refreshes the
-// cached capabilities. A failure is logged unless ctx ended.
+// cached capabilities. A failure is logged unless ctx ended or the backend is rate limiting
+// (its 429, or the wait one asked for, which the probe waits out unsent).
 func (b *Backend) Check(ctx context.Context) error {
 	b.health.suspect.Store(false)
 	d, err := b.fetchDiscover(ctx, nil, true)
 	if err == nil {
 		b.disc.store(d, b.env.Now())
 		b.health.set(b.env.Now(), nil)
-	} else if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
+	} else if ctx.Err() == nil && !errors.Is(err, context.Canceled) && !errors.Is(err, wire.ErrRateLimited) {
+		// A 429 is an answer (the backend is up), logged once per wait (noteRateLimit).
 		b.env.Log.Warn("upstream health probe failed", "upstream", b.name, "error", err.Error())
 	}
 	return err

@@ -203,8 +203,9 @@ type part struct {
 // List fans the list out to every backend, follows each backend's pagination, renames and
 // filters the items, merges them in configuration order, and returns one page of the merged list
 // as the raw result object (items, nextCursor, ttlMs, cacheScope, resultType). A backend that
-// fails is left out and the result gets ttlMs 0, unless it is Required: then List fails. A
-// cursor that does not open is ErrBadCursor.
+// fails is left out and the result gets ttlMs 0, unless it is Required: then List fails; one
+// left out only because it is rate limiting (its 429 or the wait one asked for) caps the ttlMs at
+// the wait it asked for instead. A cursor that does not open is ErrBadCursor.
 func (c *Catalog) List(ctx context.Context, req *ListRequest) (json.RawMessage, error) {
 	spec, ok := listSpecFor(req.Method)
 	if !ok {
@@ -306,14 +307,20 @@ func (c *Catalog) fetchList(ctx context.Context, spec listSpec, q *listQuery) (*
 	}
 	wg.Wait()
 	m := &merged{ttlMs: -1, parts: make([][]listItem, 0, len(parts)), modelOnly: c.apps && spec.kind == names.KindTool}
-	answered := 0
+	answered, failed, waitMs := 0, false, int64(-1)
 	for i, b := range c.backends {
 		if err := errs[i]; err != nil {
 			if b.Required() || ctx.Err() != nil {
 				return nil, err
 			}
+			if ms, ok := waitLeftMs(err); ok {
+				// Out until the wait its 429 asked for passes, which the backend logged once;
+				// the list may be kept as long, since asking again before then finds it out.
+				waitMs = minTTL(waitMs, ms)
+				continue
+			}
 			c.log.Warn("upstream left out of list", "upstream", b.Name(), "method", spec.method, "error", err.Error())
-			m.ttlMs = 0 // a partial list must not be cached
+			failed = true // a list missing a part for any other reason must not be cached
 			continue
 		}
 		answered++
@@ -322,15 +329,38 @@ func (c *Catalog) fetchList(ctx context.Context, spec listSpec, q *listQuery) (*
 		}
 		m.parts = append(m.parts, parts[i].items)
 		m.private = m.private || parts[i].private
-		if m.ttlMs < 0 || parts[i].ttlMs < m.ttlMs {
-			m.ttlMs = parts[i].ttlMs
-		}
+		m.ttlMs = minTTL(m.ttlMs, parts[i].ttlMs)
 	}
 	if answered == 0 {
 		return nil, fmt.Errorf("%w: no upstream answered %s: %w", wire.ErrUnavailable, spec.method, errors.Join(errs...))
 	}
 	m.ttlMs = max(m.ttlMs, 0)
+	switch {
+	case failed:
+		m.ttlMs = 0
+	case waitMs >= 0:
+		m.ttlMs = min(m.ttlMs, waitMs)
+	}
 	return m, nil
+}
+
+// minTTL is the lesser of two ttls in milliseconds, a negative one meaning none yet.
+func minTTL(a, b int64) int64 {
+	if a < 0 || (b >= 0 && b < a) {
+		return b
+	}
+	return a
+}
+
+// waitLeftMs is, for a backend's part left out of a list because the backend is rate limiting
+// (its 429, or the wait one asked for, backend.ErrRateLimitWait), how long in milliseconds the
+// backend asked to wait: the list may be kept that long.
+func waitLeftMs(err error) (int64, bool) {
+	var rl *wire.RateLimitError
+	if !errors.As(err, &rl) {
+		return 0, false
+	}
+	return rl.RetryAfter.Milliseconds(), true
 }
 
 // listBudget is what b's list for q is charged to while it is read, and the function that lets

@@ -79,6 +79,9 @@ func Classify(ctx context.Context, name string, err error) error {
 	if errors.As(err, &ue) {
 		err = ue.Err // url.Error repeats the URL, which may carry a secret in its query
 	}
+	if errors.Is(err, ErrRateLimited) {
+		return err // held back unsent for a wait a 429 asked for: an answer, not a failure
+	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		return markNotSent(ctx, err, fmt.Errorf("%w: %s: %v", ErrTimeout, name, err))
