@@ -13,6 +13,11 @@ func buildRateLimitWaits(r *Recorder, cs *[]prometheus.Collector) {
 	r.rateLimitWaits = r.newCounterVec(cs, NameUpstreamRateLimitWaits,
 		"Waits a backend's HTTP 429 started on this replica (its Retry-After, per backend or per caller of a backend that answers as each caller), during which its requests are not sent.",
 		labelUpstream)
+	// At 0 from the start for every configured upstream, as the pin counters are, so that a
+	// dashboard finds the series and a first wait is an increase.
+	for _, up := range r.upstreams.values[:r.upstreams.size()-1] {
+		r.rateLimitWaits.WithLabelValues(up)
+	}
 }
 
 // UpstreamRateLimitWait counts one wait begun on r for upstream, a configured upstream (an
