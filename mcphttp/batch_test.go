@@ -14,7 +14,7 @@ import (
 var requestOwn = map[string]bool{
 	"start": true, "requestID": true, "requestIDValue": true, "viaCallTool": true, "internal": true,
 	"mutated": true, "endSpan": true, "in": true, "route": true, "rails": true, "waited": true,
-	"out": true, "client": true, "admitted": true, "unauth": true,
+	"out": true, "client": true, "admitted": true, "unauth": true, "bodyShare": true,
 }
 
 // TestRequestSharedCarried: a message of a batch carries every field of what its HTTP request's
