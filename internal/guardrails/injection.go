@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/mcp-gateway/gateway/authz"
+	"github.com/mcp-gateway/gateway/internal/resuri"
 	"github.com/mcp-gateway/gateway/internal/weburl"
 )
 
@@ -460,7 +461,7 @@ func newHostSet(hosts []string) *hostSet {
 func asciiPattern(p string) string {
 	labels := strings.Split(strings.ToLower(p), ".")
 	for i, l := range labels {
-		if strings.ContainsAny(l, "*?") || !hasNonASCII(l) {
+		if strings.ContainsAny(l, "*?") || resuri.IsASCII(l) {
 			continue
 		}
 		if a, err := weburl.Host(l); err == nil {
@@ -468,15 +469,6 @@ func asciiPattern(p string) string {
 		}
 	}
 	return strings.Join(labels, ".")
-}
-
-func hasNonASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return true
-		}
-	}
-	return false
 }
 
 // allows reports whether host (as written in a URL) is allowed: as a browser reads it, which

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,7 +58,7 @@ var (
 // tool an app's (names.RewriteUIMeta namespaces every such spelling).
 func readAppTool(tool []byte) appTool {
 	var a appTool
-	if !mayHoldUI(tool) {
+	if !names.MayHaveUI(tool) {
 		return a // most tools: no parsing
 	}
 	_ = jsonrpc.Members(tool, func(k, meta []byte) error {
@@ -80,31 +79,6 @@ func readAppTool(tool []byte) appTool {
 		})
 	})
 	return a
-}
-
-// mayHoldUI reports whether a tool definition may hold a member some decoder reads as ui: one
-// spelt with a \u escape, with a byte outside ASCII, or with "ui" in any case ('_' and '-'
-// between them).
-func mayHoldUI(tool []byte) bool {
-	if bytes.Contains(tool, []byte(`\u`)) {
-		return true
-	}
-	for i, c := range tool {
-		if c >= 0x80 {
-			return true
-		}
-		if c|0x20 != 'u' {
-			continue
-		}
-		j := i + 1
-		for j < len(tool) && (tool[j] == '_' || tool[j] == '-') {
-			j++ // jsonrpc.FoldEqual passes over them
-		}
-		if j < len(tool) && tool[j]|0x20 == 'i' {
-			return true
-		}
-	}
-	return false
 }
 
 // readUI reads a _meta.ui object of a tool, into what earlier readings of the tool found.

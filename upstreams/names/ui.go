@@ -31,6 +31,13 @@ func MayHaveUIMeta(obj []byte) bool {
 	return bytes.Contains(obj, []byte(`\u`)) || mayFoldTo(obj, "resourceuri")
 }
 
+// MayHaveUI reports whether the scanned JSON obj may hold a member some decoder reads as ui
+// (_meta.ui or the flat _meta["ui/resourceUri"]): one spelt with a \u escape, with a rune
+// outside ASCII, or with "ui" in any case, '_' and '-' between them (jsonrpc.FoldEqual).
+func MayHaveUI(obj []byte) bool {
+	return bytes.Contains(obj, []byte(`\u`)) || mayFoldTo(obj, "ui")
+}
+
 // mayFoldTo reports whether b holds a byte outside ASCII or, ignoring '_' and '-' and ASCII case,
 // the lower-case ASCII word.
 func mayFoldTo(b []byte, word string) bool {
