@@ -180,7 +180,7 @@ func New(uc Config, env *Env) (*Backend, error) {
 	b.retry = newRetryPolicy(uc.Retry)
 	b.creds = newCredentials(b.name, uc.Auth, nil, env.Now)
 	b.legacy.bridge = b.newBridge(&uc.Auth)
-	b.waits = newRateWaits(b.name, b.PerUser() || b.ExchangesTokens(), orInt(uc.Breaker.TrackedCallers, DefaultBreakerTrackedCallers), env.RateLimited)
+	b.waits = newRateWaits(b.name, AnswersAsCaller(b), orInt(uc.Breaker.TrackedCallers, DefaultBreakerTrackedCallers), env.RateLimited)
 	return b, nil
 }
 

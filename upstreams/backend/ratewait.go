@@ -103,10 +103,7 @@ func (w *rateWaits) begin(now time.Time, charge string, d time.Duration) bool {
 	} else {
 		fresh = true
 		w.byKey[key] = w.order.PushFront(&callerWait{key: key, until: until})
-		for w.order.Len() > w.max {
-			old := w.order.Remove(w.order.Back()).(*callerWait)
-			delete(w.byKey, old.key)
-		}
+		w.trim()
 	}
 	if fresh && w.onBegin != nil {
 		w.onBegin(w.name)
@@ -168,6 +165,11 @@ func (w *rateWaits) carryOn(prev *rateWaits) {
 			w.byKey[k.key] = w.order.PushFront(&callerWait{key: k.key, until: k.until})
 		}
 	}
+	w.trim()
+}
+
+// trim forgets the least recently limited callers past max. w.mu is held.
+func (w *rateWaits) trim() {
 	for w.order.Len() > w.max {
 		old := w.order.Remove(w.order.Back()).(*callerWait)
 		delete(w.byKey, old.key)

@@ -33,6 +33,12 @@ type UserTokens interface {
 // its requests carry the caller's token from the vault, and what it lists differs per caller.
 func (b *Backend) PerUser() bool { return b.creds != nil && b.creds.cfg.Type == AuthUserOAuth }
 
+// AnswersAsCaller reports whether b answers as each caller: per-user OAuth (the caller's own
+// account) or token exchange (the caller's token). What it answers a caller's request with is
+// that caller's alone: its lists, its 429s. A function, not a method: Backend's method set is
+// at its bound.
+func AnswersAsCaller(b *Backend) bool { return b.PerUser() || b.ExchangesTokens() }
+
 // userAuthorization returns the Authorization value of a request to a per-user backend, ""
 // for none: o.UserToken (the pipeline looked it up for a call), else the caller's token from
 // the vault for a list, else nothing (the gateway's own requests and callers who have not

@@ -123,7 +123,7 @@ type listQuery struct {
 // unreached reports whether b is a backend acting as each caller that q's caller may see
 // nothing of (ListRequest.Reaches): it is not asked for that caller.
 func (q *listQuery) unreached(b *backend.Backend) bool {
-	return q.reaches != nil && (b.PerUser() || b.ExchangesTokens()) && !q.reaches(b.Name())
+	return q.reaches != nil && backend.AnswersAsCaller(b) && !q.reaches(b.Name())
 }
 
 // listItem is one item of a merged list, renamed to its namespaced form.
@@ -371,7 +371,7 @@ func waitLeftMs(err error) (int64, bool) {
 // A function, not a method: Catalog's methods are its own state's.
 func listBudget(c *Catalog, b *backend.Backend, q *listQuery) (*bodyread.Budget, func()) {
 	key := q.cacheKey
-	if c.callers == nil || key == "" || !(b.PerUser() || b.ExchangesTokens()) {
+	if c.callers == nil || key == "" || !backend.AnswersAsCaller(b) {
 		return c.results, func() {}
 	}
 	return c.callers.Take(key), func() { c.callers.Give(key) }
