@@ -29,8 +29,8 @@ import (
 //
 // The decoded text is scanned in the windows an escaped string is (walk.go): the memory a check
 // holds does not grow with the blob, and its work is the blob's length, as for text. A redaction
-// re-encodes the blob, as standard base64 with padding, with the markers in place of the
-// matches. The second reading without default-ignorable characters (ignorable.go) reads the
+// is the exception: it decodes the whole blob (bounded by the size of the message it is in) and
+// re-encodes it, as standard base64 with padding, with the markers in place of the matches. The second reading without default-ignorable characters (ignorable.go) reads the
 // decoded text too.
 
 // blobState is the state of the blob the walker is scanning (on), or of none.
