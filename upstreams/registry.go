@@ -258,9 +258,7 @@ func (r *Registry) ReturnResultBytes(key string, n int64) {
 		r.results.Return(n)
 		return
 	}
-	r.callers.Take(key).Return(n) // the share TakeResultBytes holds: this Take finds it
-	r.callers.Give(key)
-	r.callers.Give(key)
+	r.callers.Return(key, n) // and the share TakeResultBytes held
 }
 
 // CircuitStates returns each backend's circuit state by backend name: one of the Circuit

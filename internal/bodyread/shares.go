@@ -83,6 +83,30 @@ func (s *Shares) Give(key string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.give(key)
+}
+
+// Return gives back n bytes taken from key's share, then the share itself once (Give): for a
+// holder that keeps no *Budget between taking its bytes and returning them. Under
+// KeylessInParent the key "" returns them to the parent budget.
+func (s *Shares) Return(key string, n int64) {
+	if s == nil {
+		return
+	}
+	if s.inParent(key) {
+		s.parent.Return(n)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.held[key]; h != nil {
+		h.budget.Return(n)
+	}
+	s.give(key)
+}
+
+// give is Give with s.mu held.
+func (s *Shares) give(key string) {
 	if h := s.held[key]; h != nil {
 		if h.n--; h.n <= 0 {
 			delete(s.held, key)

@@ -102,3 +102,27 @@ func TestSharesReuseOnlyWholeShares(t *testing.T) {
 	s.Give("b")
 	b.Return(1 << 10)
 }
+
+// TestSharesReturn: Return gives back the bytes taken from a key's share and the share once,
+// for a holder that kept no *Budget; under KeylessInParent the key "" returns to the parent.
+func TestSharesReturn(t *testing.T) {
+	parent := NewBudget(100)
+	s := NewShares(parent, 40)
+	if !s.Take("a").Take(30) {
+		t.Fatal("30 bytes of a share of 40 refused")
+	}
+	if s.InUse("a") != 30 || parent.InUse() != 30 || s.Held() != 1 {
+		t.Fatalf("after the take: share %d, parent %d, held %d", s.InUse("a"), parent.InUse(), s.Held())
+	}
+	s.Return("a", 30)
+	if s.InUse("a") != 0 || parent.InUse() != 0 || s.Held() != 0 {
+		t.Fatalf("after Return: share %d, parent %d, held %d", s.InUse("a"), parent.InUse(), s.Held())
+	}
+	if !s.Take("").Take(10) || parent.InUse() != 10 {
+		t.Fatalf("the keyless caller's bytes: parent %d", parent.InUse())
+	}
+	s.Return("", 10)
+	if parent.InUse() != 0 {
+		t.Fatalf("the keyless caller's bytes after Return: parent %d", parent.InUse())
+	}
+}
