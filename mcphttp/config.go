@@ -238,8 +238,9 @@ func (c Config) WithDefaults() Config {
 		FailedAuthPerMinute: lc.FailedAuthPerMinute, FailedAuthBurst: lc.FailedAuthBurst, MaxTracked: lc.MaxTracked,
 		MaxBodyBytesInFlight: c.PerClient.MaxBodyBytesInFlight}
 	if c.PerClient.MaxBodyBytesInFlight == 0 && c.MaxBodyBytesInFlight > 0 {
-		// A quarter: four clients trickling bodies cannot fill the replica's budget alone.
-		c.PerClient.MaxBodyBytesInFlight = min(max(c.MaxBodyBytesInFlight/4, 2*c.MaxBodyBytes), c.MaxBodyBytesInFlight)
+		// A quarter: four clients trickling bodies cannot fill the replica's budget alone. The
+		// same share as an authenticated caller's (callerBodyShare).
+		c.PerClient.MaxBodyBytesInFlight = callerBodyShare(c)
 	}
 	return c
 }

@@ -1,6 +1,7 @@
 package mcphttp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"strings"
@@ -93,36 +94,39 @@ func capsWithoutContext(x *request, params json.RawMessage) (json.RawMessage, er
 	if trustsContext(x.s, x.route.upstream) || len(params) == 0 || params[0] != '{' || !declaresContext(params) {
 		return params, nil
 	}
-	return era.FilterObject(make([]byte, 0, len(params)), params, func(k, v []byte) ([]byte, bool) {
+	// A member that does not filter fails the request: forwarded as it came, it would declare
+	// what the gateway does not honour.
+	var bad error
+	filter := func(obj []byte, fn func(k, v []byte) ([]byte, bool)) []byte {
+		out, err := era.FilterObject(nil, obj, fn)
+		if err != nil {
+			bad = err
+			return obj
+		}
+		return out
+	}
+	out, err := era.FilterObject(make([]byte, 0, len(params)), params, func(k, v []byte) ([]byte, bool) {
 		if !jsonrpc.FoldEqual(k, []byte("_meta")) || !isObjectValue(v) {
 			return v, true
 		}
-		meta, err := era.FilterObject(nil, v, func(mk, mv []byte) ([]byte, bool) {
+		return filter(v, func(mk, mv []byte) ([]byte, bool) {
 			if !jsonrpc.FoldEqual(mk, []byte(jsonrpc.MetaClientCapabilities)) || !isObjectValue(mv) {
 				return mv, true
 			}
-			caps, err := era.FilterObject(nil, mv, func(ck, cv []byte) ([]byte, bool) {
+			return filter(mv, func(ck, cv []byte) ([]byte, bool) {
 				if !jsonrpc.FoldEqual(ck, []byte("sampling")) || !isObjectValue(cv) {
 					return cv, true
 				}
-				sampling, err := era.FilterObject(nil, cv, func(sk, sv []byte) ([]byte, bool) {
+				return filter(cv, func(sk, sv []byte) ([]byte, bool) {
 					return sv, !jsonrpc.FoldEqual(sk, []byte("context"))
-				})
-				if err != nil {
-					return cv, true
-				}
-				return sampling, true
-			})
-			if err != nil {
-				return mv, true
-			}
-			return caps, true
-		})
-		if err != nil {
-			return v, true
-		}
-		return meta, true
+				}), true
+			}), true
+		}), true
 	})
+	if err = cmp.Or(err, bad); err != nil {
+		return nil, invalidParams("Invalid params: _meta.clientCapabilities cannot be forwarded without sampling.context")
+	}
+	return out, nil
 }
 
 // declaresContext reports, cheaply, whether params may declare sampling.context: whether their
