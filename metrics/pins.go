@@ -46,11 +46,6 @@ func (r *Recorder) buildPins(cs *[]prometheus.Collector) {
 	r.pins.waits = newTable(r.newCounterVec(cs, NamePinRestoreWaits,
 		"First contacts of a backend held back by pins.restoreWindow (a new or emptied shared store), once per upstream and store memory.",
 		labelUpstream).WithLabelValues, r.upstreams)
-	// At 0 from the start, as the event counters are (startAtZero), so that a first wait is
-	// an increase.
-	for i := range r.upstreams.size() - 1 {
-		r.pins.waits.at1(i)
-	}
 }
 
 // PinDrift counts one class of one detected drift on backend (a configured upstream, the

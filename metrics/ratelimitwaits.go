@@ -10,14 +10,9 @@ const NameUpstreamRateLimitWaits = "mcp_gateway_upstream_rate_limit_waits_total"
 // buildRateLimitWaits registers NameUpstreamRateLimitWaits in cs. A function, not a method:
 // Recorder's method set is at its bound.
 func buildRateLimitWaits(r *Recorder, cs *[]prometheus.Collector) {
-	r.rateLimitWaits = r.newCounterVec(cs, NameUpstreamRateLimitWaits,
+	r.rateLimitWaits = newTable(r.newCounterVec(cs, NameUpstreamRateLimitWaits,
 		"Waits a backend's HTTP 429 started on this replica (its Retry-After, per backend or per caller of a backend that answers as each caller), during which its requests are not sent.",
-		labelUpstream)
-	// At 0 from the start for every configured upstream, as the pin counters are, so that a
-	// dashboard finds the series and a first wait is an increase.
-	for _, up := range r.upstreams.values[:r.upstreams.size()-1] {
-		r.rateLimitWaits.WithLabelValues(up)
-	}
+		labelUpstream).WithLabelValues, r.upstreams)
 }
 
 // UpstreamRateLimitWait counts one wait begun on r for upstream, a configured upstream (an
@@ -27,8 +22,7 @@ func UpstreamRateLimitWait(r *Recorder, upstream string) {
 	if r == nil {
 		return
 	}
-	if _, ok := r.upstreams.lookup(upstream); !ok {
-		return
+	if i, ok := r.upstreams.lookup(upstream); ok {
+		r.rateLimitWaits.at1(i).Inc()
 	}
-	r.rateLimitWaits.WithLabelValues(upstream).Inc()
 }

@@ -106,7 +106,7 @@ type Recorder struct {
 	// evictions counts the per-replica caches' evictions (evictions.go).
 	evictions cacheEvictions
 	// rateLimitWaits is NameUpstreamRateLimitWaits by upstream.
-	rateLimitWaits *prometheus.CounterVec
+	rateLimitWaits *table[prometheus.Counter]
 }
 
 // New registers every gateway metric on reg and returns the recorder. It does
@@ -137,6 +137,7 @@ func New(reg prometheus.Registerer, opts Options) (*Recorder, error) {
 	r.buildClients(&cs)
 	r.buildEvictions(&cs)
 	buildRateLimitWaits(r, &cs)
+	r.startAtZero()
 	r.tools = newToolCalls(r.newCounterVec(&cs, NameToolCalls,
 		"Tool calls by upstream, upstream tool name (allowlisted) and outcome.",
 		labelUpstream, labelTool, "outcome"), opts.Upstreams, r.outcomes, opts.maxTools())
@@ -186,7 +187,6 @@ func (r *Recorder) buildEvents(cs *[]prometheus.Collector) {
 	r.callNotesDropped = newTable(r.newCounterVec(cs, NameCallNotesDropped,
 		"Notifications of a call's response stream not relayed to the client, the call having relayed its upstream's maxNotificationsPerCall, by upstream.",
 		labelUpstream).WithLabelValues, r.upstreams)
-	r.startAtZero()
 }
 
 // startAtZero creates the series of the event counters over small closed sets at 0, so that
@@ -194,7 +194,8 @@ func (r *Recorder) buildEvents(cs *[]prometheus.Collector) {
 // with its first event at 1 would be invisible to them until the second, and a one-off burst
 // would never fire an alert. Other is left out: it only counts inputs outside the sets.
 func (r *Recorder) startAtZero() {
-	for _, t := range []*table[prometheus.Counter]{r.authFailures, r.rateLimits, r.listCache, r.redisErrors, r.listenDropped, r.callNotesDropped} {
+	for _, t := range []*table[prometheus.Counter]{r.authFailures, r.rateLimits, r.listCache, r.redisErrors, r.listenDropped,
+		r.callNotesDropped, r.pins.waits, r.rateLimitWaits} {
 		for i := range t.sets[0].size() - 1 {
 			t.at1(i)
 		}

@@ -175,6 +175,8 @@ func startedAtZero(name string) map[string]float64 {
 		return one("op", RedisOps())
 	case NameListenDropped:
 		return one("cause", DropCauses())
+	case NamePinRestoreWaits, NameUpstreamRateLimitWaits:
+		return one(labelUpstream, []string{"a"})
 	case NameMRTREvents:
 		out := map[string]float64{}
 		for _, e := range Events() {
@@ -195,7 +197,7 @@ func startedAtZero(name string) map[string]float64 {
 func TestEventCountersStartAtZero(t *testing.T) {
 	_, reg := newTestRecorder(t, Options{Upstreams: []string{"a"}})
 	for _, name := range []string{NameAuthFailures, NameRateLimitDecisions, NameListCacheRequests,
-		NameRedisErrors, NameListenDropped, NameMRTREvents} {
+		NameRedisErrors, NameListenDropped, NameMRTREvents, NamePinRestoreWaits, NameUpstreamRateLimitWaits} {
 		assertSeries(t, reg, name, startedAtZero(name))
 	}
 }

@@ -145,7 +145,7 @@ func (c *Config) checkPinsLock() []error {
 	}
 	// The backends pinned from the lock file; what the others need is checked by validate.
 	names := slices.DeleteFunc(c.upstreamNames(), func(n string) bool { return c.Pins.ModeFor(n) != pins.ModeLockfile })
-	if len(names) == 0 && !slices.ContainsFunc(c.upstreamNames(), func(n string) bool { return c.Pins.ModeFor(n) == pins.ModeTOFU }) {
+	if !c.Pins.LoadsLock(c.upstreamNames()) {
 		return nil
 	}
 	lock, err := pins.LoadLock(c.Pins.LockFile)

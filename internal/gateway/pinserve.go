@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
@@ -43,8 +44,8 @@ func (t tofuStore) Swap(ctx context.Context, key string, old, value []byte) (boo
 }
 
 // newPinGuard builds tool-definition pinning from the pins section: nil when the section is
-// absent. The lock file is loaded once, here, when any backend is in lockfile mode; a lock file
-// that does not load fails the start rather than serving unpinned. With Redis, began is when
+// absent. The lock file is loaded once, here, when the guard reads it (pins.Config.LoadsLock);
+// a lock file that does not load fails the start rather than serving unpinned. With Redis, began is when
 // its memory began (the epoch guard's marker), by which the guard tells a store that lost its
 // data; prev is the guard of the set a reload replaces (nil at start-up), whose pins it keeps.
 func newPinGuard(cfg *Config, getenv func(string) string, st store.Store, rec *metrics.Recorder, log *slog.Logger,
@@ -54,20 +55,14 @@ func newPinGuard(cfg *Config, getenv func(string) string, st store.Store, rec *m
 	}
 	names := cfg.upstreamNames()
 	var lock *pins.Lock
-	tofu := false
-	for _, n := range names {
-		mode := cfg.Pins.ModeFor(n)
-		tofu = tofu || mode == pins.ModeTOFU
-		// A lock file configured beside backends pinned on first use holds the pins their
-		// first contact takes where it has their section (pins.Guard).
-		if lock == nil && (mode == pins.ModeLockfile || mode == pins.ModeTOFU && cfg.Pins.LockFile != "") {
-			l, err := pins.LoadLock(cfg.Pins.LockFile)
-			if err != nil {
-				return nil, fmt.Errorf("pins.lockFile: %w", err)
-			}
-			lock = l
+	if cfg.Pins.LoadsLock(names) {
+		l, err := pins.LoadLock(cfg.Pins.LockFile)
+		if err != nil {
+			return nil, fmt.Errorf("pins.lockFile: %w", err)
 		}
+		lock = l
 	}
+	tofu := slices.ContainsFunc(names, func(n string) bool { return cfg.Pins.ModeFor(n) == pins.ModeTOFU })
 	var sealer pins.Sealer
 	if tofu {
 		s, err := pinSealer(cfg, getenv)

@@ -390,7 +390,8 @@ func (g *gateway) start(runCtx context.Context) {
 }
 
 // startComponents starts c's background work: health probes, the writing back of pins a shared
-// store forgot, the endpoint's subscriptions and the fetching of its issuers' keys. It ends when c is closed or the process stops.
+// store forgot, the endpoint's subscriptions and the fetching of its issuers' keys. It ends
+// when c is closed or the process stops.
 func (g *gateway) startComponents(c *components) {
 	ctx, cancel := context.WithCancel(g.reloads.runCtx)
 	c.cancel = cancel

@@ -3,6 +3,7 @@ package pins
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -255,6 +256,16 @@ func (c *Config) ModeFor(backend string) Mode {
 		return c.Mode
 	}
 	return ModeLockfile
+}
+
+// LoadsLock reports whether the lock file is read for backends: when one of them is pinned
+// from it, or, a lock file being configured, pinned on first use (its first contact takes the
+// lock file's section when there is one, Guard).
+func (c *Config) LoadsLock(backends []string) bool {
+	return slices.ContainsFunc(backends, func(b string) bool {
+		m := c.ModeFor(b)
+		return m == ModeLockfile || m == ModeTOFU && c.LockFile != ""
+	})
 }
 
 // ActionForClass returns the action for one class on a backend: the backend's override, the

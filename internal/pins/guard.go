@@ -169,7 +169,7 @@ func NewGuard(o GuardOptions) (*Guard, error) {
 	}
 	for _, b := range g.backends {
 		if g.cfg.ModeFor(b) == ModeLockfile {
-			for _, kind := range []Kind{KindTool, KindPrompt} {
+			for _, kind := range shadowKinds() {
 				g.lockIndex[manifestRef{b, kind}] = newShadowIndex(g.lock.Backends[b].Items[kind])
 			}
 		}

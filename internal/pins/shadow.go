@@ -51,6 +51,9 @@ const (
 // (Guard.JudgesShadows).
 func ShadowKind(kind Kind) bool { return kind == KindTool || kind == KindPrompt }
 
+// shadowKinds lists the kinds ShadowKind admits, in the order Shadowing reports them.
+func shadowKinds() []Kind { return []Kind{KindTool, KindPrompt} }
+
 // shadowSig is what shadowing compares of one tool or prompt.
 type shadowSig struct {
 	tokens  string   // name tokens, sorted, joined with spaces
@@ -298,7 +301,7 @@ func (x *shadowIndex) match(sig shadowSig) (string, bool) {
 func (l *Lock) Shadowing() []string {
 	names := l.Names()
 	var out []string
-	for _, kind := range []Kind{KindTool, KindPrompt} {
+	for _, kind := range shadowKinds() {
 		index := make(map[string]*shadowIndex, len(names))
 		for _, n := range names {
 			index[n] = newShadowIndex(l.Backends[n].Items[kind])
