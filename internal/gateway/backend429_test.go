@@ -2,10 +2,12 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -27,7 +29,8 @@ const backendSecret = "quota of tenant 42 exhausted"
 // "overloaded-503"; anything else reaches the real server. The modes:
 // plain (a text body, no Retry-After), rpc (a JSON-RPC -32023 body with retryAfterMs 2500, and
 // a Retry-After of 60 the body overrides), secs (Retry-After: 3), date (an HTTP-date 4 s on),
-// garbage (a Retry-After no one can read), day (Retry-After: 86400). answered counts the 429s.
+// garbage (a Retry-After no one can read), long (Retry-After: 8), day (Retry-After: 86400).
+// answered counts the 429s.
 func throttleOn(answered *atomic.Int64) mcptest.Option {
 	return mcptest.WithMiddleware(func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -56,6 +59,8 @@ func throttleOn(answered *atomic.Int64) mcptest.Option {
 				w.Header().Set("Retry-After", "3")
 			case "date":
 				w.Header().Set("Retry-After", time.Now().Add(4*time.Second).UTC().Format(http.TimeFormat))
+			case "long":
+				w.Header().Set("Retry-After", "8")
 			case "garbage":
 				w.Header().Set("Retry-After", "soon-ish")
 			case "day":
@@ -302,5 +307,55 @@ func TestBackendRateLimited(t *testing.T) {
 				})
 			}
 		})
+	}
+}
+
+// TestGetStreamThroughRateLimitWaits: a pre-2026 client whose GET stream opens while every
+// backend is in a 429's wait keeps its stream and its session. The Go SDK client (at 2025-11-25,
+// reconnecting nothing: a stream the gateway ended would close its session) connects while a
+// 2026-07-28 and a pre-2026 backend both wait; its stream stays open through the waits, each
+// backend's listen is opened once its wait has passed, and the client is then told the tools
+// may have changed (the lists it read meanwhile left both out), lists them again with both, and
+// its calls reach both.
+func TestGetStreamThroughRateLimitWaits(t *testing.T) {
+	alpha := mcptest.StartServer(t, "alpha", throttleOn(new(atomic.Int64)))
+	old := mcptest.StartLegacyServer(t, "old", throttleOn(new(atomic.Int64)))
+	gw := startTestGateway(t, nil, alpha, old)
+	url := "http://" + gw.MCP + "/mcp"
+	call := func(tool, text string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{%s,"name":%q,"arguments":{"text":%q}}}`, testMeta, tool, text)
+	}
+	for _, tool := range []string{"alpha__echo", "old__echo"} {
+		waitOut(t, url, tool) // the gateway has discovered and listed it
+		if status, _, body := post(t, url, modernHeaders("tools/call", tool), call(tool, "429:long")); status != http.StatusTooManyRequests {
+			t.Fatalf("%s: status %d, want 429: %s", tool, status, body)
+		}
+	}
+	var changed atomic.Int64
+	cs := connectEra(t, gw, "2025-11-25",
+		mcptest.WithToolListChanged(func(context.Context, *mcp.ToolListChangedRequest) { changed.Add(1) }))
+	for _, tool := range []string{"alpha__echo", "old__echo"} {
+		// The client connected (and opened its GET stream) during the waits.
+		if status, _, body := post(t, url, modernHeaders("tools/call", tool), call(tool, "fine")); status != http.StatusTooManyRequests {
+			t.Fatalf("%s after the client connected: status %d, want 429 (still waiting): %s", tool, status, body)
+		}
+	}
+	mcptest.WaitFor(t, "the client told the tools may have changed", func() bool { return changed.Load() > 0 })
+	res, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatalf("the client's list after the waits: %v", err)
+	}
+	var listed []string
+	for _, tl := range res.Tools {
+		listed = append(listed, tl.Name)
+	}
+	for _, tool := range []string{"alpha__echo", "old__echo"} {
+		if !slices.Contains(listed, tool) {
+			t.Errorf("the list after the waits lacks %s: %v", tool, listed)
+		}
+		r, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "after"}})
+		if err != nil || mcptest.ResultText(r) != "after" {
+			t.Errorf("%s after the waits: %v %+v", tool, err, r)
+		}
 	}
 }

@@ -71,6 +71,13 @@ func (c *discoverCache) get(now time.Time) *Discovered {
 	return c.d
 }
 
+// last returns the last discover result however old, nil when there is none.
+func (c *discoverCache) last() *Discovered {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.d
+}
+
 func (c *discoverCache) store(d *Discovered, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -83,16 +90,24 @@ func (b *Backend) CachedDiscovery() *Discovered { return b.disc.get(b.env.Now())
 
 // Discovery returns the backend's server/discover answer, reused until its TTL passes, else
 // fetched now (hdr carries pass-through headers, trace context). A failure is logged, but for
-// the backend rate limiting, which is logged once per wait.
+// the backend rate limiting, which is logged once per wait. A backend rate limiting is up and
+// only asks for time: its last answer, however old, is kept meanwhile, so that what it offers
+// (the capabilities a listen is planned by, say) is not taken for nothing until the wait has
+// passed.
 func (b *Backend) Discovery(ctx context.Context, hdr http.Header) (*Discovered, error) {
 	if d := b.CachedDiscovery(); d != nil {
 		return d, nil
 	}
 	d, err := b.fetchDiscover(ctx, hdr, false)
-	if err != nil {
-		if !errors.Is(err, wire.ErrRateLimited) { // logged once per wait (noteRateLimit)
-			b.env.Log.Warn("upstream server/discover failed", "upstream", b.name, "error", err.Error())
+	switch {
+	case err == nil:
+	case errors.Is(err, wire.ErrRateLimited): // logged once per wait (noteRateLimit)
+		if d := b.disc.last(); d != nil {
+			return d, nil
 		}
+		return nil, err
+	default:
+		b.env.Log.Warn("upstream server/discover failed", "upstream", b.name, "error", err.Error())
 		return nil, err
 	}
 	b.disc.store(d, b.env.Now())

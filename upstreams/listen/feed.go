@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/era"
@@ -157,6 +158,9 @@ type feed struct {
 	// subscribers' listens (subscriber.ended); one that never started (refused, failed, or
 	// answered at once) is a backend left out of them.
 	started bool
+	// late: the stream was held back by the backend's rate limit before it started (heldBack);
+	// when it starts, its subscribers are told what may have changed meanwhile (catchUp).
+	late bool
 }
 
 // join adds s to the stream of spec in hub, opening it if there is none; a nil hub opens a
@@ -204,13 +208,50 @@ func (f *feed) add(s *subscriber, flt *listenFilter) {
 	s.feeds = append(s.feeds, f)
 }
 
+// run opens f's backend stream and relays it until it ends. A stream the backend's rate limit
+// held back before it started (its 429 to the listen, or the wait a 429 to another request asked
+// for, backend.ErrRateLimitWait) is opened again once the wait has passed, for as long as it has
+// subscribers: the backend is up, and only asked for time, so its listeners neither lose it for
+// the rest of their listens (a stream that fails to start is otherwise left out of them) nor
+// see their listens end (which a pre-2026 client's GET stream, opened again during the wait,
+// would meet again and again).
 func (f *feed) run(ctx context.Context) {
 	defer f.end()
-	if f.spec.b.Era() == era.Legacy {
-		f.legacyBackend(ctx) // docs/protocol.md §7: the legacy GET stream
-		return
+	for {
+		var err error
+		if f.spec.b.Era() == era.Legacy {
+			err = f.legacyBackend(ctx) // docs/protocol.md §7: the legacy GET stream
+		} else {
+			err = f.backend(ctx)
+		}
+		wait, held := f.heldBack(err)
+		if !held {
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
 	}
-	f.backend(ctx)
+}
+
+// heldBack reports how long to wait before opening f's stream again when err is the backend's
+// rate limit and the stream had not started; false otherwise.
+func (f *feed) heldBack(err error) (time.Duration, bool) {
+	var rl *wire.RateLimitError
+	if !errors.As(err, &rl) {
+		return 0, false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.started {
+		return 0, false
+	}
+	f.late = true
+	return rl.RetryAfter, true
 }
 
 // end tells every subscriber that the stream has ended. A listen that arrives from now on
@@ -240,7 +281,37 @@ func (f *feed) end() {
 func (f *feed) start() {
 	f.mu.Lock()
 	f.started = true
+	late := f.late
 	f.mu.Unlock()
+	if late {
+		f.catchUp()
+	}
+}
+
+// catchUp tells the subscribers of a stream that started late (heldBack) of everything its
+// share asks for: the backend's list_changed and resources/updated it may have sent while its
+// stream was held back were not heard, and the lists its listeners read meanwhile left the
+// backend out (a backend in a rate limit's wait is left out of lists). Each notification says
+// only that something may have changed, so one too many costs its client a read.
+func (f *feed) catchUp() {
+	sh, upstream := f.spec.share, f.spec.b.Name()
+	for _, c := range [...]struct {
+		asked  bool
+		method string
+	}{
+		{sh.ToolsListChanged, wire.NotifToolsListChanged},
+		{sh.PromptsListChanged, wire.NotifPromptsListChanged},
+		{sh.ResourcesListChanged, wire.NotifResourcesListChanged},
+	} {
+		if c.asked {
+			f.publish(listenEvent{method: c.method})
+		}
+	}
+	for _, uri := range sh.ResourceSubscriptions {
+		if t, name, ok := f.spec.src.Names.ClientResource(upstream, uri, nil); ok {
+			f.publish(listenEvent{method: wire.NotifResourcesUpdated, uri: name, target: t.Name})
+		}
+	}
 }
 
 // publish hands ev to every subscriber that subscribed to it and may see it. It never waits

@@ -19,7 +19,7 @@ import (
 // its own (subscriptions are per session, and a session has one GET stream), the legacy GET
 // stream, resources/subscribe for each URI of the share, and only the requested notification
 // types relayed. The session is deleted at the end, which also ends its subscriptions.
-func (f *feed) legacyBackend(ctx context.Context) {
+func (f *feed) legacyBackend(ctx context.Context) error {
 	src, b := f.spec.src, f.spec.b
 	start := src.Now()
 	o := f.spec.request()
@@ -35,11 +35,12 @@ func (f *feed) legacyBackend(ctx context.Context) {
 	case errors.Is(err, errLegacySkip):
 		src.Log.Info("legacy upstream has no GET stream; left out of the listen", "upstream", b.Name())
 		err = nil
-	case err != nil && ctx.Err() == nil:
+	case err != nil && ctx.Err() == nil && !errors.Is(err, wire.ErrRateLimited):
 		src.Log.Warn("upstream listen stream failed", "upstream", b.Name(), "error", err.Error())
 	}
 	// Charged as a modern listen stream is (feed.backend).
 	b.Record(&o, start, err)
+	return err
 }
 
 // errLegacySkip marks a legacy backend that cannot take part in an operation (a GET stream

@@ -248,7 +248,7 @@ func appendListenRequest(id, meta json.RawMessage, sh *share) []byte {
 }
 
 // backend runs one backend's listen stream until it ends, fails or ctx is done.
-func (f *feed) backend(ctx context.Context) {
+func (f *feed) backend(ctx context.Context) error {
 	src, b := f.spec.src, f.spec.b
 	start := src.Now()
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -264,10 +264,11 @@ func (f *feed) backend(ctx context.Context) {
 		err = f.relay(ctx, resp)
 		resp.Body.Close()
 	}
-	if err != nil && ctx.Err() == nil {
+	if err != nil && ctx.Err() == nil && !errors.Is(err, wire.ErrRateLimited) {
 		src.Log.Warn("upstream listen stream failed", "upstream", b.Name(), "error", err.Error())
 	}
 	b.Record(o, start, err)
+	return err
 }
 
 // relay publishes the notifications of one backend listen stream.
