@@ -54,7 +54,10 @@ func (x *request) listen() error {
 		visible, reaches = followed(x.ctx, visible), followedReaches(x.ctx, reaches)
 	}
 	caller := upstreams.ListenCaller{Key: x.bound(), Visible: visible, Reaches: reaches, Dropped: x.s.metrics.ListenDropped,
-		Spell: resourceSpeller(x), Subject: x.listSubjectToken(), SubjectKey: x.caller.keyOf(x.listSubjectToken())}
+		Spell: resourceSpeller(x), Subject: x.listSubjectToken(), SubjectKey: x.caller.keyOf(x.listSubjectToken()),
+		// A pre-2026 GET stream with nothing to hear stays open rather than being opened again
+		// and again (mcphttp/pre2026, ServeGet).
+		HoldIdle: x.admitted.listen != ""}
 	x.shed()
 	ctx, cancel := untilTokenExpires(x)
 	defer cancel()

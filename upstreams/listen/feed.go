@@ -169,6 +169,7 @@ type feed struct {
 func (hub *Listens) join(ctx context.Context, s *subscriber, spec *feedSpec) {
 	s.mu.Lock()
 	s.open++
+	s.joined = true
 	s.mu.Unlock()
 	flt := newListenFilter(spec.share, spec.src.readURI(spec.b.Name()))
 	var key string
@@ -367,6 +368,9 @@ type subscriber struct {
 	mu     sync.Mutex
 	queue  eventQueue
 	open   int // backend streams that have not ended
+	// joined: it joined a backend stream; a listen that joined none and holds idle
+	// (Caller.HoldIdle) is not ended by its open count being 0.
+	joined bool
 	// broken: a backend stream that had started ended (the backend restarted, dropped the
 	// connection, or ended its listen). The listen ends gracefully, however many other streams
 	// it has open, so that its client listens again, which opens that stream again: a listen
@@ -460,7 +464,7 @@ func (s *subscriber) signal() {
 
 // take returns the waiting notifications, oldest first, and empties the queue; ended reports
 // that the listen's backend streams have ended (every one, or one that had started:
-// subscriber.broken), over the error the listen ends with when the queue overflowed (nil
+// subscriber.broken; a listen that joined none ends at once unless it holds idle), over the error the listen ends with when the queue overflowed (nil
 // otherwise). The notifications stay charged to the budget until flush has written them or
 // given up.
 func (s *subscriber) take() (q []listenEvent, ended bool, over *jsonrpc.Error) {
@@ -474,7 +478,7 @@ func (s *subscriber) take() (q []listenEvent, ended bool, over *jsonrpc.Error) {
 	case s.over:
 		over = Overflow
 	}
-	return q, s.open == 0 || s.broken, over
+	return q, s.open == 0 && (s.joined || !s.caller.HoldIdle) || s.broken, over
 }
 
 // relay emits the queued notifications, tagged with id, until ctx is done, emit fails, the

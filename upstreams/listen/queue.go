@@ -46,6 +46,11 @@ type Caller struct {
 	// backend's request holds it. "" for a caller without one: such a backend's stream is
 	// then refused.
 	Subject, SubjectKey string
+	// HoldIdle keeps a listen that joins no backend stream (no backend it reaches offers what it
+	// asked for) open, hearing nothing, until ctx ends, instead of ending it at once after the
+	// acknowledgement. A pre-2026 client's GET stream asks it: ended at once, its client would
+	// open the stream again a second or two later, and again, for as long as it is connected.
+	HoldIdle bool
 }
 
 // Why a notification a backend sent on a listen stream was not relayed to a client.

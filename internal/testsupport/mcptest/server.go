@@ -49,6 +49,7 @@ type serverConfig struct {
 	completion    func(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error)
 	completionSet bool
 	subscribe     bool
+	noListChanged bool
 	logger        *slog.Logger
 	middleware    func(http.Handler) http.Handler
 	routes        map[string]http.Handler
@@ -139,6 +140,10 @@ func WithRoute(path string, h http.Handler) Option {
 // WithSubscriptions makes the server accept resource subscriptions (it then advertises
 // resources.subscribe), so listens can ask it for resources/updated.
 func WithSubscriptions() Option { return func(c *serverConfig) { c.subscribe = true } }
+
+// WithoutListChanged makes the server declare no list_changed notification for its tools,
+// prompts and resources, as a server whose lists never change does (the Python SDK's default).
+func WithoutListChanged() Option { return func(c *serverConfig) { c.noListChanged = true } }
 
 // WithJSONResponse makes the server answer with application/json instead of
 // an SSE stream. go-sdk v1.8.0 then has nowhere to put notifications made
@@ -236,6 +241,12 @@ func (s *Server) serverOptions(cfg *serverConfig) *mcp.ServerOptions {
 	if cfg.subscribe {
 		o.SubscribeHandler = func(context.Context, *mcp.SubscribeRequest) error { return nil }
 		o.UnsubscribeHandler = func(context.Context, *mcp.UnsubscribeRequest) error { return nil }
+	}
+	if cfg.noListChanged {
+		// Declared, so the SDK adds none with listChanged; a SubscribeHandler still adds
+		// resources.subscribe.
+		o.Capabilities = &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{},
+			Prompts: &mcp.PromptCapabilities{}, Resources: &mcp.ResourceCapabilities{}}
 	}
 	if cfg.cacheable != nil {
 		hints := *cfg.cacheable
