@@ -106,6 +106,22 @@ func ReadsAs(name string) string {
 	return ""
 }
 
+// ReadKey is name as the servers ReadsAs describes read it: letters in lower case and every
+// character but a letter or a digit as '-'. Two header names with one key are one header to
+// them, as "Mcp-Param-Tenant_Id" and "Mcp-Param-Tenant-Id" are.
+func ReadKey(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			b[i] = c | 0x20
+		case !alnum(c):
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}
+
 // otherThanDash reports whether s holds a character other than a letter, a digit or '-'.
 func otherThanDash(s string) bool {
 	for i := 0; i < len(s); i++ {

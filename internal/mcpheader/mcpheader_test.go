@@ -177,3 +177,23 @@ func TestReadsAs(t *testing.T) {
 		}
 	}
 }
+
+// TestReadKey: names that differ only in case or in the character between their words have one
+// key; names that differ otherwise do not.
+func TestReadKey(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		same bool
+	}{
+		{"Tenant_Id", "tenant-id", true},
+		{"Tenant.Id", "TENANT~ID", true},
+		{"Mcp_Param_Region", "Mcp-Param-Region", true},
+		{"Tenant-Id", "TenantId", false},
+		{"Tenant-Id", "Tenant-Ids", false},
+		{"Region1", "Region2", false},
+	} {
+		if got := ReadKey(tt.a) == ReadKey(tt.b); got != tt.same {
+			t.Errorf("ReadKey(%q) == ReadKey(%q) is %v, want %v", tt.a, tt.b, got, tt.same)
+		}
+	}
+}
