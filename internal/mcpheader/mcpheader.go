@@ -35,9 +35,16 @@ var ErrBadValue = errors.New("invalid MCP header value")
 
 // Decode returns the value a header carries: the base64 sentinel form decoded, anything else as
 // it is after checking it holds only visible ASCII and inner spaces. Surrounding optional white
-// space has already been trimmed by net/http (RFC 9110 OWS).
+// space has already been trimmed by net/http (RFC 9110 OWS). A value that starts with the
+// sentinel's prefix and ends with its suffix but is too short to hold both ("=?base64?=", whose
+// '?' belongs to both) is refused: the TypeScript SDK reads it as the sentinel of the empty
+// string, the Go SDK as the text itself, so what sits in front of the gateway could read
+// another value than the one compared with the body.
 func Decode(v string) (string, error) {
 	if isSentinel(v) {
+		if len(v) < len(sentinelPrefix)+len(sentinelSuffix) {
+			return "", ErrBadValue
+		}
 		enc := v[len(sentinelPrefix) : len(v)-len(sentinelSuffix)]
 		dec, err := base64.StdEncoding.Strict().DecodeString(enc)
 		if err != nil {
@@ -99,6 +106,22 @@ func ReadsAs(name string) string {
 	return ""
 }
 
+// ReadKey is name as the servers ReadsAs describes read it: letters in lower case and every
+// character but a letter or a digit as '-'. Two header names with one key are one header to
+// them, as "Mcp-Param-Tenant_Id" and "Mcp-Param-Tenant-Id" are.
+func ReadKey(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			b[i] = c | 0x20
+		case !alnum(c):
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}
+
 // otherThanDash reports whether s holds a character other than a letter, a digit or '-'.
 func otherThanDash(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -134,14 +157,17 @@ func sameUnderscored(a, b string) bool {
 	return true
 }
 
+// isSentinel reports whether v reads as the sentinel form to some receiver: it starts with the
+// prefix and ends with the suffix, overlapping or not (Decode refuses the overlapping one).
 func isSentinel(v string) bool {
-	return strings.HasPrefix(v, sentinelPrefix) && strings.HasSuffix(v, sentinelSuffix) &&
-		len(v) >= len(sentinelPrefix)+len(sentinelSuffix)
+	return strings.HasPrefix(v, sentinelPrefix) && strings.HasSuffix(v, sentinelSuffix)
 }
 
-// Encode renders s as a header value, choosing the sentinel form exactly when SEP-2243 requires
-// it: non-ASCII or control characters, leading or trailing white space, or a plain value that
-// would itself read as a sentinel.
+// Encode renders s as a header value, choosing the sentinel form when SEP-2243 requires it
+// (non-ASCII or control characters, leading or trailing white space, or a plain value that
+// would itself read as a sentinel) and for the empty string: the Go SDK server (v1.8.0) takes
+// an empty Mcp-Param-* header for one not sent and refuses the call with 400/-32020, as may an
+// intermediary that drops empty fields, while "=?base64??=" decodes to "" for every receiver.
 func Encode(s string) string {
 	if needsSentinel(s) {
 		return sentinelPrefix + base64.StdEncoding.EncodeToString([]byte(s)) + sentinelSuffix
@@ -151,7 +177,7 @@ func Encode(s string) string {
 
 func needsSentinel(s string) bool {
 	if s == "" {
-		return false
+		return true
 	}
 	if s[0] == ' ' || s[0] == '\t' || s[len(s)-1] == ' ' || s[len(s)-1] == '\t' {
 		return true

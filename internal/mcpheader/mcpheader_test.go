@@ -17,7 +17,10 @@ func TestEncodeDecode(t *testing.T) {
 		{"trail ", "=?base64?dHJhaWwg?="},
 		{"=?base64?abc?=", "=?base64?PT9iYXNlNjQ/YWJjPz0=?="},
 		{"inner space", "inner space"},
-		{"", ""},
+		// The empty string travels as the sentinel: a receiver that takes an empty field for a
+		// header not sent (the Go SDK server) reads it as "" all the same.
+		{"", "=?base64??="},
+		{"=?base64?=", "=?base64?PT9iYXNlNjQ/PQ==?="},
 	}
 	for _, tt := range tests {
 		t.Run(tt.value, func(t *testing.T) {
@@ -37,6 +40,9 @@ func TestDecodeRejects(t *testing.T) {
 		"a\x00b", "caf\xc3\xa9", "line\r\nbreak", "=?base64?***?=", "=?base64?SGVsbG8?=",
 		"=?base64?AP8=?=", // decodes to invalid UTF-8
 		"=?base64?AQ==?=", // decodes to a control character
+		// The prefix and the suffix share a '?': the sentinel of "" to the TypeScript SDK, the
+		// text itself to the Go SDK.
+		"=?base64?=",
 	} {
 		if _, err := Decode(v); !errors.Is(err, ErrBadValue) {
 			t.Errorf("Decode(%q) err = %v, want ErrBadValue", v, err)
@@ -87,6 +93,7 @@ func TestDecodeName(t *testing.T) {
 		"a\x00b", "a\x7fb", // controls
 		"=?base64?***?=",  // a malformed sentinel is never taken raw
 		"=?base64?AP8=?=", // the sentinel of invalid UTF-8
+		"=?base64?=",      // read as the sentinel of "" by some, as itself by others
 	} {
 		if _, err := DecodeName(v); !errors.Is(err, ErrBadValue) {
 			t.Errorf("DecodeName(%q) err = %v, want ErrBadValue", v, err)
@@ -167,6 +174,26 @@ func TestReadsAs(t *testing.T) {
 	} {
 		if got := ReadsAs(name); got != want {
 			t.Errorf("ReadsAs(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+// TestReadKey: names that differ only in case or in the character between their words have one
+// key; names that differ otherwise do not.
+func TestReadKey(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		same bool
+	}{
+		{"Tenant_Id", "tenant-id", true},
+		{"Tenant.Id", "TENANT~ID", true},
+		{"Mcp_Param_Region", "Mcp-Param-Region", true},
+		{"Tenant-Id", "TenantId", false},
+		{"Tenant-Id", "Tenant-Ids", false},
+		{"Region1", "Region2", false},
+	} {
+		if got := ReadKey(tt.a) == ReadKey(tt.b); got != tt.same {
+			t.Errorf("ReadKey(%q) == ReadKey(%q) is %v, want %v", tt.a, tt.b, got, tt.same)
 		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 // Mcp-Name are: something between it and the gateway may route or enforce policy on them
 // (SEP-2243), and what that reads must be what the backend acts on. A header that contradicts its
 // argument, mirrors an absent one, is not declared by the tool, is sent twice or is not validly
-// encoded, and any Mcp-Param-* header on a request that is not a tools/call or on a 2025-03-26
+// encoded (or reads as the sentinel to some receivers and not to others), and any Mcp-Param-* header on a request that is not a tools/call or on a 2025-03-26
 // batch, is 400/-32020 and reaches no backend, of either era. Before, the edge dropped them
 // unread and the call went through with the backend told another value.
 func TestLegacyParamHeadersChecked(t *testing.T) {
@@ -38,6 +38,9 @@ func TestLegacyParamHeadersChecked(t *testing.T) {
 				{"the contradiction in base64", call, http.Header{"Mcp-Param-Region": {"=?base64?dXMtZWFzdA==?="}}, false},
 				{"a header twice", call, http.Header{"Mcp-Param-Region": {"eu-west", "us-east"}}, false},
 				{"a header not validly encoded", call, http.Header{"Mcp-Param-Region": {"=?base64?!!?="}}, false},
+				// Read as the sentinel of "" by the TypeScript SDK, as the text by the Go SDK.
+				{"a sentinel whose prefix and suffix share a '?'", strings.Replace(call, `"eu-west"`, `"=?base64?="`, 1),
+					http.Header{"Mcp-Param-Region": {"=?base64?="}}, false},
 				{"a header the tool does not declare", call, http.Header{"Mcp-Param-Tenant": {"acme"}}, false},
 				{"a header of an absent argument", strings.Replace(call, `,"count":42`, "", 1), http.Header{"Mcp-Param-Count": {"42"}}, false},
 				{"a header on a prompt", prompt, http.Header{"Mcp-Param-Name": {"Ada"}}, false},

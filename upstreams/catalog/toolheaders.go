@@ -429,11 +429,12 @@ func toolSchemasOf(tool []byte) *ToolSchemas {
 }
 
 // bindingWalker collects the x-mcp-header annotations of an input schema and checks them
-// against the rules: a non-empty token, unique without regard to case, only on string, integer
-// or boolean properties, and reached from the root through "properties" only.
+// against the rules: a non-empty token, unique without regard to case or to the punctuation
+// between words, only on string, integer or boolean properties, and reached from the root
+// through "properties" only.
 type bindingWalker struct {
 	th      ToolHeaders
-	seen    map[string]bool // header names, lower-cased
+	seen    map[string]bool // header names' mcpheader.ReadKey
 	invalid string
 }
 
@@ -479,10 +480,14 @@ func (w *bindingWalker) schema(obj []byte, path []string, onPath bool) {
 		w.fail("x-mcp-header is not a valid header name token")
 	case typ != "string" && typ != "integer" && typ != "boolean":
 		w.fail("x-mcp-header on a property that is not a string, integer or boolean")
-	case w.seen[strings.ToLower(header)]:
-		w.fail("x-mcp-header names a header twice")
+	case w.seen[mcpheader.ReadKey(header)]:
+		// Unique regardless of case, as SEP-2243 asks, and of the character between words:
+		// servers that read headers as CGI variables (mcpheader.ReadsAs) read "Tenant_Id" and
+		// "Tenant-Id" as one header, and so would take one argument's checked value for the
+		// other's.
+		w.fail("x-mcp-header names a header twice (ignoring case, and '_' or other punctuation for '-')")
 	default:
-		w.seen[strings.ToLower(header)] = true
+		w.seen[mcpheader.ReadKey(header)] = true
 		w.th.Bindings = append(w.th.Bindings, HeaderBinding{
 			Header: http.CanonicalHeaderKey(mcpheader.ParamPrefix + header), Path: path})
 	}

@@ -29,6 +29,8 @@ func TestToolHeadersOf(t *testing.T) {
 		{"not a token", `{"name":"a","inputSchema":{"type":"object","properties":{"n":{"type":"string","x-mcp-header":"a b"}}}}`, nil, "token", false},
 		{"not a string", `{"name":"a","inputSchema":{"type":"object","properties":{"n":{"type":"string","x-mcp-header":1}}}}`, nil, "token", false},
 		{"duplicate ignoring case", `{"name":"a","inputSchema":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"R"},"b":{"type":"string","x-mcp-header":"r"}}}}`, nil, "twice", false},
+		{"duplicate ignoring punctuation", `{"name":"a","inputSchema":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"Tenant_Id"},"b":{"type":"string","x-mcp-header":"tenant-id"}}}}`, nil, "twice", false},
+		{"duplicate nested, another punctuation", `{"name":"a","inputSchema":{"type":"object","properties":{"a":{"type":"string","x-mcp-header":"Tenant.Id"},"c":{"type":"object","properties":{"b":{"type":"integer","x-mcp-header":"Tenant-Id"}}}}}}`, nil, "twice", false},
 		{"under items", `{"name":"a","inputSchema":{"type":"object","properties":{"l":{"type":"array","items":{"type":"string","x-mcp-header":"L"}}}}}`, nil, "outside", false},
 		{"under anyOf", `{"name":"a","inputSchema":{"type":"object","anyOf":[{"properties":{"x":{"type":"string","x-mcp-header":"X"}}}]}}`, nil, "outside", false},
 		{"under $defs", `{"name":"a","inputSchema":{"type":"object","$defs":{"d":{"type":"string","x-mcp-header":"D"}}}}`, nil, "outside", false},

@@ -41,6 +41,10 @@ type Names struct {
 	// and wait (at most 30 seconds) until it has heard of an update of each URI its
 	// acknowledgement names.
 	Listen []string `json:"listen,omitempty"`
+	// RegionTool makes a backend serve "region", a tool whose string argument region its input
+	// schema mirrors into Mcp-Param-Region (x-mcp-header): it answers "region=" and the
+	// argument as JSON, once the server has checked the header against it.
+	RegionTool bool `json:"regionTool,omitempty"`
 }
 
 // Call is what the client got for one tool call, prompt get or resource read.

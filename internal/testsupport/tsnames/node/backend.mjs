@@ -5,13 +5,15 @@
 //
 // names.json is {"tools":[...],"prompts":[...],"resources":[...],"templates":[...]}: every tool
 // and prompt answers "ran <name>", every resource "read <uri>", and every read under a resource
-// template "read <the URI the server received>". With "subscribe":true the server advertises
+// template "read <the URI the server received>". "regionTool":true adds the tool "region",
+// whose argument region its schema mirrors into Mcp-Param-Region (x-mcp-header): it answers
+// "region=<the argument as JSON>". With "subscribe":true the server advertises
 // resources.subscribe, and a POST to /notify?uri=<uri> publishes notifications/resources/updated
 // for that exact URI to the subscriptions/listen streams that subscribed to it. It listens on a
 // free loopback port and prints "LISTENING <port>" once ready; it exits when its stdin ends.
 import http from "node:http";
 import { readFileSync } from "node:fs";
-import { McpServer, ResourceTemplate, createMcpHandler } from "@modelcontextprotocol/server";
+import { McpServer, ResourceTemplate, createMcpHandler, fromJsonSchema } from "@modelcontextprotocol/server";
 
 const names = JSON.parse(readFileSync(process.argv[2], "utf8"));
 
@@ -21,6 +23,12 @@ function build() {
   for (const name of names.tools ?? []) {
     server.registerTool(name, { description: `tool ${name}` }, async () => ({
       content: [{ type: "text", text: `ran ${name}` }],
+    }));
+  }
+  if (names.regionTool) {
+    const inputSchema = fromJsonSchema({ type: "object", properties: { region: { type: "string", "x-mcp-header": "Region" } } });
+    server.registerTool("region", { description: "mirrors region into Mcp-Param-Region", inputSchema }, async (args) => ({
+      content: [{ type: "text", text: `region=${JSON.stringify(args.region)}` }],
     }));
   }
   for (const name of names.prompts ?? []) {
