@@ -250,9 +250,18 @@ func compileSelectors(cs []SelectorConfig) []selector {
 func matchesAll(g string) bool { return g != "" && strings.Trim(g, "*") == "" }
 
 // selects reports whether sel selects the item; folded says t.Name is a case-folded resource
-// URI or template, to be matched with the case-folded patterns.
-func (sel *selector) selects(kind upstreams.Kind, t upstreams.Target, folded bool) bool {
-	if !sel.upstream.Match(t.Upstream) {
+// URI or template, to be matched with the case-folded patterns. An include rule reads names as
+// an allow rule does (authz.Glob.Match); an exclude rule (excluding) applies a protection and
+// reads them as a deny rule does (authz.CoversAny): a '?' takes a run of bytes that are not
+// UTF-8 too, and a resource URI is excluded also when its pattern covers the URI without its
+// user information (mem://user@items/a for mem://items/*), which an HTTP client sends as
+// credentials for the same resource.
+func (sel *selector) selects(kind upstreams.Kind, t upstreams.Target, folded, excluding bool) bool {
+	upstream := sel.upstream.Match
+	if excluding {
+		upstream = sel.upstream.Covers
+	}
+	if !upstream(t.Upstream) {
 		return false
 	}
 	var ps []authz.Glob
@@ -270,6 +279,9 @@ func (sel *selector) selects(kind upstreams.Kind, t upstreams.Target, folded boo
 	}
 	if !has {
 		return true
+	}
+	if excluding {
+		return authz.CoversAny(ps, t.Name, kind != upstreams.KindTool && kind != upstreams.KindPrompt)
 	}
 	for _, p := range ps {
 		if p.Match(t.Name) {
@@ -291,7 +303,7 @@ func (ts *toolset) selects(kind upstreams.Kind, t upstreams.Target) bool {
 	}
 	in := false
 	for i := range ts.include {
-		if ts.include[i].selects(kind, t, folded) {
+		if ts.include[i].selects(kind, t, folded, false) {
 			in = true
 			break
 		}
@@ -300,7 +312,7 @@ func (ts *toolset) selects(kind upstreams.Kind, t upstreams.Target) bool {
 		return false
 	}
 	for i := range ts.exclude {
-		if ts.exclude[i].selects(kind, t, folded) {
+		if ts.exclude[i].selects(kind, t, folded, true) {
 			return false
 		}
 	}

@@ -258,6 +258,68 @@ func TestToolsetInstructionsOfCoveredBackends(t *testing.T) {
 	}
 }
 
+// TestToolsetExcludeReadsAsDeny: an exclude rule is a protection and reads names as a deny rule
+// does, an include rule as an allow rule: a resource URI with user information in front of an
+// excluded host (which an HTTP client sends as credentials for the same resource) is excluded,
+// on a backend with case-insensitive paths too, and a '?' of an exclude takes a run of bytes that
+// are not UTF-8; an include never selects more for either.
+func TestToolsetExcludeReadsAsDeny(t *testing.T) {
+	none := []string{}
+	out := []SelectorConfig{{Upstream: "*", Tools: []string{"wipe_?"}, Prompts: none,
+		Resources: []string{"mem://items/*", "https://internal.example/*"}}}
+	sets := map[string]*toolset{
+		"everything but": {include: compileSelectors([]SelectorConfig{{}}), exclude: compileSelectors(out),
+			caseless: authz.NewCaseless([]string{"mac"})},
+		"only": {include: compileSelectors([]SelectorConfig{{Upstream: "*", Tools: []string{"wipe_?"}, Prompts: none,
+			Resources: []string{"mem://items/*"}}})},
+	}
+	tool, res := upstreams.KindTool, upstreams.KindResource
+	for _, c := range []struct {
+		set      string
+		kind     upstreams.Kind
+		up, name string
+		want     bool
+	}{
+		{"everything but", res, "be", "mem://items/alpha", false},
+		{"everything but", res, "be", "mem://u@items/alpha", false},
+		{"everything but", res, "be", "mem://u:p@items/alpha", false},
+		{"everything but", res, "be", "https://bob:pw@internal.example/salaries", false},
+		{"everything but", res, "mac", "https://bob@internal.example/Salaries", false},
+		{"everything but", res, "be", "mem://other/alpha", true},
+		{"everything but", tool, "be", "wipe_\xff\xfe", false},
+		{"everything but", tool, "be", "wipe_ab", true},
+		{"only", res, "be", "mem://items/alpha", true},
+		{"only", res, "be", "mem://u@items/alpha", false},
+		{"only", tool, "be", "wipe_a", true},
+		{"only", tool, "be", "wipe_\xff\xfe", false},
+	} {
+		if got := sets[c.set].selects(c.kind, upstreams.Target{Upstream: c.up, Name: c.name}); got != c.want {
+			t.Errorf("%s: %v %s/%q: %v, want %v", c.set, c.kind, c.up, c.name, got, c.want)
+		}
+	}
+}
+
+// TestToolsetExcludedUserinfoNeverRead: through a set excluding a backend's mem://items/*, a read
+// of the same resource spelled with user information is refused as an unknown resource, and the
+// backend is sent nothing.
+func TestToolsetExcludedUserinfoNeverRead(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	none := []string{}
+	set := ToolsetConfig{Name: "s", Include: []SelectorConfig{{}},
+		Exclude: []SelectorConfig{{Upstream: "be", Resources: []string{"mem://items/*"}, Tools: none, Prompts: none}}}
+	_, e := testServer(t, Config{Toolsets: []ToolsetConfig{set}}, oneBackendNamed("be", be.URL()), upstreams.Options{}, Deps{})
+	url := serveTest(t, e).URL + DefaultPath + "/s"
+	for _, u := range []string{"be+mem://items/alpha", "be+mem://u@items/alpha", "be+mem://u:p@items/alpha"} {
+		r := do(t, "POST", url, modern("resources/read", u), body("resources/read", `,"uri":`+jsonString(u)))
+		if r.RPC.Error == nil || !strings.Contains(r.RPC.Error.Message, "unknown resource") {
+			t.Errorf("%s through the set: %d %s", u, r.Status, r.Body)
+		}
+	}
+	if n := len(be.RequestsOf("resources/read")); n != 0 {
+		t.Errorf("the backend was sent %d reads of an excluded resource", n)
+	}
+}
+
 // TestToolsetSelectsCaseFolded: for a backend with case-insensitive paths a set's resource
 // patterns match case-folded, so an exclude of file:///private/* also keeps file:///PRIVATE/a
 // out of the set; other backends and other kinds are matched exactly.
