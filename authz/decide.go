@@ -142,13 +142,15 @@ func (p *Policy) Listing(pr *Principal, kind Kind, upstream, name string) (liste
 	return false, nil
 }
 
-// Reaches reports whether pr may use anything of upstream, judged on the policy alone: an allow
-// rule for the backend holds for pr (its issuers, claims and scopes, and a DPoP-bound token where
-// it requires one; or it lists items without the scopes, listWithoutScopes), and no deny rule
-// covering the whole backend does. It needs no
-// backend's list, so it decides what is said of a backend as a whole (server/discover's
-// instructions): a backend it is false for is one the caller must not learn of. It does not
-// log.
+// Reaches reports whether pr may use anything of upstream, judged on the policy alone: of some
+// kind (tools, prompts, resources), an allow rule for the backend naming items of that kind holds
+// for pr (its issuers, claims and scopes, and a DPoP-bound token where it requires one; or it
+// lists items without the scopes, listWithoutScopes), and no deny rule holding for pr takes every
+// item of that kind (a rule naming no item, or a '*' in that kind's list). So a deny rule of
+// tools: ["*"] closes a backend whose allow rules give only tools, as one naming nothing closes
+// any. It needs no backend's list, so it decides what is said of a backend as a whole
+// (server/discover's instructions): a backend it is false for is one the caller must not learn
+// of. It does not log.
 func (p *Policy) Reaches(pr *Principal, upstream string) bool {
 	if pr == nil {
 		return false
@@ -157,13 +159,24 @@ func (p *Policy) Reaches(pr *Principal, upstream string) bool {
 	if !ok {
 		rules = p.wild
 	}
+	for _, k := range [...]Kind{KindTool, KindPrompt, KindResource} {
+		if reachesKind(rules, pr, upstream, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// reachesKind is Reaches for items of kind k alone. A function, not a method: Policy's methods
+// are its API.
+func reachesKind(rules ruleLists, pr *Principal, upstream string, k Kind) bool {
 	for _, r := range rules.denies {
-		if r.anyTarget && r.upstream.match(upstream, r.deny) && r.issuerHolds(pr) && r.claimsHold(pr) {
+		if r.takesEvery(k) && r.upstream.match(upstream, r.deny) && r.issuerHolds(pr) && r.claimsHold(pr) {
 			return false
 		}
 	}
 	for _, r := range rules.allows {
-		if r.upstream.match(upstream, r.deny) && r.issuerHolds(pr) && r.claimsHold(pr) && reachedBy(r, pr) {
+		if r.names(k) && r.upstream.match(upstream, r.deny) && r.issuerHolds(pr) && r.claimsHold(pr) && reachedBy(r, pr) {
 			return true
 		}
 	}

@@ -359,6 +359,31 @@ func compileRule(r RuleConfig, i int) rule {
 	return cr
 }
 
+// kindGlobs are the rule's patterns for items of kind k (a resource's as a deny rule reads them).
+func (r *rule) kindGlobs(k Kind) globs {
+	switch k {
+	case KindTool:
+		return r.tools
+	case KindPrompt:
+		return r.prompts
+	case KindResource:
+		return r.resources.deny
+	}
+	return nil
+}
+
+// names reports whether the rule applies to some items of kind k: it names no item (every one),
+// or lists patterns of that kind.
+func (r *rule) names(k Kind) bool { return r.anyTarget || len(r.kindGlobs(k)) > 0 }
+
+// takesEvery reports whether the rule applies to every item of kind k: it names no item, or one
+// of its patterns of that kind matches every name ('*' alone, or several).
+func (r *rule) takesEvery(k Kind) bool {
+	return r.anyTarget || slices.ContainsFunc(r.kindGlobs(k), func(g glob) bool {
+		return g.pattern != "" && strings.Trim(g.pattern, "*") == ""
+	})
+}
+
 // targets reports whether the rule applies to the item; folded says name is a case-folded
 // resource URI, to be matched with the case-folded patterns.
 func (r *rule) targets(kind Kind, upstream, name string, folded bool) bool {

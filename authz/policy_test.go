@@ -428,6 +428,50 @@ func TestReaches(t *testing.T) {
 	}
 }
 
+// TestReachesByKind: a backend is reached when, of some kind, an allow rule naming items of it
+// holds and no deny rule taking every item of that kind does: a deny of tools: ["*"] (or "**")
+// closes a backend whose allow rules give only tools, deny rules taking each kind in turn close
+// it between them, and a kind no deny takes whole keeps it reached.
+func TestReachesByKind(t *testing.T) {
+	interns := map[string][]string{"groups": {"interns"}}
+	pol, err := NewPolicy(PolicyConfig{Rules: []RuleConfig{
+		{ID: "pay-tools-out", Upstream: "payroll", Effect: EffectDeny, Tools: []string{"*"}, Claims: interns},
+		{ID: "pay", Upstream: "payroll", Tools: []string{"*"}, AnyScope: []string{"s"}},
+		{ID: "wiki-tools-out", Upstream: "wiki", Effect: EffectDeny, Tools: []string{"**"}, Claims: interns},
+		{ID: "wiki", Upstream: "wiki", Tools: []string{"*"}, Prompts: []string{"summary"}, AnyScope: []string{"s"}},
+		{ID: "crm-tools-out", Upstream: "crm", Effect: EffectDeny, Tools: []string{"x_*", "*"}, Claims: interns},
+		{ID: "crm-prompts-out", Upstream: "c*", Effect: EffectDeny, Prompts: []string{"*"}, Claims: interns},
+		{ID: "crm-resources-out", Upstream: "crm", Effect: EffectDeny, Resources: []string{"*"}, Claims: interns},
+		{ID: "crm", Upstream: "crm", AnyScope: []string{"s"}},
+		{ID: "cms-tools-out", Upstream: "cms", Effect: EffectDeny, Tools: []string{"*"}, Claims: interns},
+		{ID: "cms", Upstream: "cms", AnyScope: []string{"s"}},
+		{ID: "git-some-out", Upstream: "git", Effect: EffectDeny, Tools: []string{"delete_*"}, Claims: interns},
+		{ID: "git", Upstream: "git", Tools: []string{"*"}, AnyScope: []string{"s"}},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	staff := &Principal{Issuer: "https://iss", Subject: "s", Scopes: ScopeSet{"s": {}}, Claims: map[string]any{}}
+	intern := &Principal{Issuer: "https://iss", Subject: "i", Scopes: ScopeSet{"s": {}}, Claims: map[string]any{"groups": []any{"interns"}}}
+	for _, tt := range []struct {
+		upstream string
+		want     bool // for the intern; staff reaches every one
+	}{
+		{"payroll", false}, // only tools allowed, every tool denied
+		{"wiki", true},     // its prompt is left
+		{"crm", false},     // each kind denied whole, by three rules
+		{"cms", true},      // prompts and resources are left
+		{"git", true},      // tools other than delete_* are left
+	} {
+		if !pol.Reaches(staff, tt.upstream) {
+			t.Errorf("staff does not reach %s", tt.upstream)
+		}
+		if got := pol.Reaches(intern, tt.upstream); got != tt.want {
+			t.Errorf("the intern reaches %s: %v, want %v", tt.upstream, got, tt.want)
+		}
+	}
+}
+
 // TestRateItem: a rule's rate limit counts a call against the name when the rule lists it
 // literally, else against the first pattern that matches it, so the items a caller can make the
 // gateway keep a bucket for are the rule's own.

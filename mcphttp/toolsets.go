@@ -194,7 +194,19 @@ type selector struct {
 	// foldedResources are resources case-folded (authz.FoldGlobs), for backends with
 	// case-insensitive paths.
 	foldedResources []authz.Glob
+	// may and every are, per kind (selTools, selPrompts, selResources), whether the rule may
+	// select an item of that kind of a backend it matches (its list is absent or not empty)
+	// and whether it selects every one (its list is absent or holds a glob of '*' alone).
+	may, every [selKinds]bool
 }
+
+// The kinds a selector's lists name, indexing selector.may and selector.every.
+const (
+	selTools = iota
+	selPrompts
+	selResources
+	selKinds
+)
 
 // toolsets is the Server's part for tool sets and search mode.
 type toolsets struct {
@@ -218,21 +230,38 @@ func compileSelectors(cs []SelectorConfig) []selector {
 		if up == "" {
 			up = "*"
 		}
-		out = append(out, selector{
+		sel := selector{
 			upstream: authz.CompileGlob(up),
 			tools:    compileGlobs(c.Tools), hasTools: c.Tools != nil,
 			prompts: compileGlobs(c.Prompts), hasPrompts: c.Prompts != nil,
 			resources: compileGlobs(c.Resources), hasResources: c.Resources != nil,
 			foldedResources: authz.FoldGlobs(c.Resources),
-		})
+		}
+		for k, globs := range [selKinds][]string{selTools: c.Tools, selPrompts: c.Prompts, selResources: c.Resources} {
+			sel.may[k] = globs == nil || len(globs) > 0
+			sel.every[k] = globs == nil || slices.ContainsFunc(globs, matchesAll)
+		}
+		out = append(out, sel)
 	}
 	return out
 }
 
+// matchesAll reports whether glob g matches every name: it is '*' alone, or several.
+func matchesAll(g string) bool { return g != "" && strings.Trim(g, "*") == "" }
+
 // selects reports whether sel selects the item; folded says t.Name is a case-folded resource
-// URI or template, to be matched with the case-folded patterns.
-func (sel *selector) selects(kind upstreams.Kind, t upstreams.Target, folded bool) bool {
-	if !sel.upstream.Match(t.Upstream) {
+// URI or template, to be matched with the case-folded patterns. An include rule reads names as
+// an allow rule does (authz.Glob.Match); an exclude rule (excluding) applies a protection and
+// reads them as a deny rule does (authz.CoversAny): a '?' takes a run of bytes that are not
+// UTF-8 too, and a resource URI is excluded also when its pattern covers the URI without its
+// user information (mem://user@items/a for mem://items/*), which an HTTP client sends as
+// credentials for the same resource.
+func (sel *selector) selects(kind upstreams.Kind, t upstreams.Target, folded, excluding bool) bool {
+	upstream := sel.upstream.Match
+	if excluding {
+		upstream = sel.upstream.Covers
+	}
+	if !upstream(t.Upstream) {
 		return false
 	}
 	var ps []authz.Glob
@@ -250,6 +279,9 @@ func (sel *selector) selects(kind upstreams.Kind, t upstreams.Target, folded boo
 	}
 	if !has {
 		return true
+	}
+	if excluding {
+		return authz.CoversAny(ps, t.Name, kind != upstreams.KindTool && kind != upstreams.KindPrompt)
 	}
 	for _, p := range ps {
 		if p.Match(t.Name) {
@@ -271,7 +303,7 @@ func (ts *toolset) selects(kind upstreams.Kind, t upstreams.Target) bool {
 	}
 	in := false
 	for i := range ts.include {
-		if ts.include[i].selects(kind, t, folded) {
+		if ts.include[i].selects(kind, t, folded, false) {
 			in = true
 			break
 		}
@@ -280,28 +312,38 @@ func (ts *toolset) selects(kind upstreams.Kind, t upstreams.Target) bool {
 		return false
 	}
 	for i := range ts.exclude {
-		if ts.exclude[i].selects(kind, t, folded) {
+		if ts.exclude[i].selects(kind, t, folded, true) {
 			return false
 		}
 	}
 	return true
 }
 
-// coversBackend reports whether the set may select anything of backend upstream: an include
-// rule names it, and no exclude rule takes all of it. What is said of a whole backend (its
-// server instructions) is served on the set's endpoint only then.
+// coversBackend reports whether the set may select anything of backend upstream: of some kind
+// (tools, prompts, resources), an include rule matching it may select items and no exclude rule
+// matching it takes every one, however the rules spell it (a list absent, or holding '*'). A rule
+// {upstream: b, tools: ["*"]} excludes all of b, prompts and resources included, as an empty list
+// in every kind of an include rule selects nothing of it. What is said of a whole backend (its
+// server instructions), its list_changed and a list of a backend acting as each caller are for
+// the set's endpoint only then: a set showing nothing of a backend serves its instructions,
+// which describe its tools, to no one, and makes no list of it with a caller's own account.
 func (ts *toolset) coversBackend(upstream string) bool {
 	if ts.include == nil {
 		return true
 	}
-	for i := range ts.exclude {
-		e := &ts.exclude[i]
-		if !e.hasTools && !e.hasPrompts && !e.hasResources && e.upstream.Match(upstream) {
-			return false
+	for k := range selKinds {
+		if selectorsMatch(ts.include, upstream, func(sel *selector) bool { return sel.may[k] }) &&
+			!selectorsMatch(ts.exclude, upstream, func(sel *selector) bool { return sel.every[k] }) {
+			return true
 		}
 	}
-	for i := range ts.include {
-		if ts.include[i].upstream.Match(upstream) {
+	return false
+}
+
+// selectorsMatch reports whether one of sels matches backend upstream and holds for it.
+func selectorsMatch(sels []selector, upstream string, holds func(*selector) bool) bool {
+	for i := range sels {
+		if holds(&sels[i]) && sels[i].upstream.Match(upstream) {
 			return true
 		}
 	}

@@ -187,6 +187,139 @@ func TestToolsetSelects(t *testing.T) {
 	}
 }
 
+// TestToolsetCoversBackend: a set covers a backend (its server instructions are served on the
+// set, its list_changed heard, a list of it made with a caller's own account) only when it may
+// select something of it, however the rules spell "all" or "none": an exclude rule whose every
+// kind is absent or holds '*' takes the whole backend, whether in one rule or several, and an
+// include rule whose every list is empty selects nothing of it.
+func TestToolsetCoversBackend(t *testing.T) {
+	none, all := []string{}, []string{"*"}
+	for _, c := range []struct {
+		name             string
+		include, exclude []SelectorConfig
+		want             bool
+	}{
+		{"everything", []SelectorConfig{{}}, nil, true},
+		{"excluded with no lists", []SelectorConfig{{}}, []SelectorConfig{{Upstream: "be"}}, false},
+		{"excluded by tools * (prompts, resources absent: all)", []SelectorConfig{{}}, []SelectorConfig{{Upstream: "be", Tools: all}}, false},
+		{"excluded by ** and *", []SelectorConfig{{}}, []SelectorConfig{{Upstream: "b*", Tools: []string{"x_*", "**"}, Prompts: all, Resources: all}}, false},
+		{"excluded over two rules", []SelectorConfig{{}}, []SelectorConfig{
+			{Upstream: "be", Tools: all, Prompts: none, Resources: none}, {Upstream: "*", Tools: none, Prompts: all}}, false},
+		{"prompts left", []SelectorConfig{{}}, []SelectorConfig{{Upstream: "be", Tools: all, Prompts: none}}, true},
+		{"some tools left", []SelectorConfig{{}}, []SelectorConfig{{Upstream: "be", Tools: []string{"delete_*"}}}, true},
+		{"included with every list empty", []SelectorConfig{{Upstream: "be", Tools: none, Prompts: none, Resources: none}, {Upstream: "other"}}, nil, false},
+		{"included tools all excluded", []SelectorConfig{{Upstream: "be", Tools: []string{"get_*"}, Prompts: none, Resources: none}},
+			[]SelectorConfig{{Upstream: "be", Tools: all, Prompts: none, Resources: none}}, false},
+		{"included tools", []SelectorConfig{{Upstream: "be", Tools: []string{"get_*"}, Prompts: none, Resources: none}}, nil, true},
+		{"another backend's rules", []SelectorConfig{{Upstream: "other"}}, nil, false},
+	} {
+		ts := &toolset{include: compileSelectors(c.include), exclude: compileSelectors(c.exclude)}
+		if got := ts.coversBackend("be"); got != c.want {
+			t.Errorf("%s: covers be %v, want %v", c.name, got, c.want)
+		}
+		if got := reachesFor(ts, nil, nil)("be"); got != c.want {
+			t.Errorf("%s: listens and lists reach be %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestToolsetInstructionsOfCoveredBackends: server/discover on a set carries the server
+// instructions of the backends the set shows something of, and never of one it shows nothing
+// of, whichever spelling of "all of it" or "none of it" its rules use: those instructions name
+// the backend's tools.
+func TestToolsetInstructionsOfCoveredBackends(t *testing.T) {
+	seen := mcptest.StartServer(t, "seen", mcptest.WithInstructions("seen notes"))
+	secret := mcptest.StartServer(t, "secret", mcptest.WithInstructions("call wipe_disk to erase"))
+	both := upstreams.Config{Upstreams: []upstreams.UpstreamConfig{{Name: "seen", URL: seen.URL()}, {Name: "secret", URL: secret.URL()}}}
+	none := []string{}
+	sets := []ToolsetConfig{
+		{Name: "without", Include: []SelectorConfig{{}}, Exclude: []SelectorConfig{{Upstream: "secret"}}},
+		{Name: "tools-star", Include: []SelectorConfig{{}}, Exclude: []SelectorConfig{{Upstream: "secret", Tools: []string{"*"}}}},
+		{Name: "empty-lists", Include: []SelectorConfig{{Upstream: "seen"}, {Upstream: "secret", Tools: none, Prompts: none, Resources: none}}},
+		{Name: "prompts-left", Include: []SelectorConfig{{}}, Exclude: []SelectorConfig{{Upstream: "secret", Tools: []string{"*"}, Prompts: none}}},
+	}
+	_, e := testServer(t, Config{Toolsets: sets}, both, upstreams.Options{}, Deps{})
+	url := serveTest(t, e).URL + DefaultPath
+	for _, set := range sets {
+		r := do(t, "POST", url+"/"+set.Name, modern("server/discover", ""), body("server/discover", ""))
+		var res struct {
+			Instructions string `json:"instructions"`
+		}
+		if err := json.Unmarshal(r.RPC.Result, &res); err != nil || r.Status != 200 {
+			t.Fatalf("%s: server/discover: %d %s", set.Name, r.Status, r.Body)
+		}
+		wantSecret := set.Name == "prompts-left"
+		if !strings.Contains(res.Instructions, "seen notes") || strings.Contains(res.Instructions, "wipe_disk") != wantSecret {
+			t.Errorf("%s: instructions %q; want seen's, and secret's %v", set.Name, res.Instructions, wantSecret)
+		}
+		if names := listedNames(t, url+"/"+set.Name); slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "secret__") }) {
+			t.Errorf("%s: lists %v", set.Name, names)
+		}
+	}
+}
+
+// TestToolsetExcludeReadsAsDeny: an exclude rule is a protection and reads names as a deny rule
+// does, an include rule as an allow rule: a resource URI with user information in front of an
+// excluded host (which an HTTP client sends as credentials for the same resource) is excluded,
+// on a backend with case-insensitive paths too, and a '?' of an exclude takes a run of bytes that
+// are not UTF-8; an include never selects more for either.
+func TestToolsetExcludeReadsAsDeny(t *testing.T) {
+	none := []string{}
+	out := []SelectorConfig{{Upstream: "*", Tools: []string{"wipe_?"}, Prompts: none,
+		Resources: []string{"mem://items/*", "https://internal.example/*"}}}
+	sets := map[string]*toolset{
+		"everything but": {include: compileSelectors([]SelectorConfig{{}}), exclude: compileSelectors(out),
+			caseless: authz.NewCaseless([]string{"mac"})},
+		"only": {include: compileSelectors([]SelectorConfig{{Upstream: "*", Tools: []string{"wipe_?"}, Prompts: none,
+			Resources: []string{"mem://items/*"}}})},
+	}
+	tool, res := upstreams.KindTool, upstreams.KindResource
+	for _, c := range []struct {
+		set      string
+		kind     upstreams.Kind
+		up, name string
+		want     bool
+	}{
+		{"everything but", res, "be", "mem://items/alpha", false},
+		{"everything but", res, "be", "mem://u@items/alpha", false},
+		{"everything but", res, "be", "mem://u:p@items/alpha", false},
+		{"everything but", res, "be", "https://bob:pw@internal.example/salaries", false},
+		{"everything but", res, "mac", "https://bob@internal.example/Salaries", false},
+		{"everything but", res, "be", "mem://other/alpha", true},
+		{"everything but", tool, "be", "wipe_\xff\xfe", false},
+		{"everything but", tool, "be", "wipe_ab", true},
+		{"only", res, "be", "mem://items/alpha", true},
+		{"only", res, "be", "mem://u@items/alpha", false},
+		{"only", tool, "be", "wipe_a", true},
+		{"only", tool, "be", "wipe_\xff\xfe", false},
+	} {
+		if got := sets[c.set].selects(c.kind, upstreams.Target{Upstream: c.up, Name: c.name}); got != c.want {
+			t.Errorf("%s: %v %s/%q: %v, want %v", c.set, c.kind, c.up, c.name, got, c.want)
+		}
+	}
+}
+
+// TestToolsetExcludedUserinfoNeverRead: through a set excluding a backend's mem://items/*, a read
+// of the same resource spelled with user information is refused as an unknown resource, and the
+// backend is sent nothing.
+func TestToolsetExcludedUserinfoNeverRead(t *testing.T) {
+	be := mcptest.StartServer(t, "be")
+	none := []string{}
+	set := ToolsetConfig{Name: "s", Include: []SelectorConfig{{}},
+		Exclude: []SelectorConfig{{Upstream: "be", Resources: []string{"mem://items/*"}, Tools: none, Prompts: none}}}
+	_, e := testServer(t, Config{Toolsets: []ToolsetConfig{set}}, oneBackendNamed("be", be.URL()), upstreams.Options{}, Deps{})
+	url := serveTest(t, e).URL + DefaultPath + "/s"
+	for _, u := range []string{"be+mem://items/alpha", "be+mem://u@items/alpha", "be+mem://u:p@items/alpha"} {
+		r := do(t, "POST", url, modern("resources/read", u), body("resources/read", `,"uri":`+jsonString(u)))
+		if r.RPC.Error == nil || !strings.Contains(r.RPC.Error.Message, "unknown resource") {
+			t.Errorf("%s through the set: %d %s", u, r.Status, r.Body)
+		}
+	}
+	if n := len(be.RequestsOf("resources/read")); n != 0 {
+		t.Errorf("the backend was sent %d reads of an excluded resource", n)
+	}
+}
+
 // TestToolsetSelectsCaseFolded: for a backend with case-insensitive paths a set's resource
 // patterns match case-folded, so an exclude of file:///private/* also keeps file:///PRIVATE/a
 // out of the set; other backends and other kinds are matched exactly.

@@ -28,6 +28,9 @@ func TestInstructionsFollowPolicy(t *testing.T) {
 		c.Auth.Policy.Rules = []authz.RuleConfig{
 			{ID: "contractors-out", Upstream: "payroll", Effect: authz.EffectDeny,
 				Claims: map[string][]string{"groups": {"contractors"}}},
+			// Payroll's allow rule gives tools only: a deny of every tool closes it whole.
+			{ID: "interns-no-tools", Upstream: "payroll", Effect: authz.EffectDeny, Tools: []string{"*"},
+				Claims: map[string][]string{"groups": {"interns"}}},
 			{ID: "alpha", Upstream: "alpha", Tools: []string{"*"}, AnyScope: []string{"tools:use"}},
 			{ID: "payroll", Upstream: "payroll", Tools: []string{"*"}, AllScopes: []string{"payroll:admin"}},
 		}
@@ -44,6 +47,8 @@ func TestInstructionsFollowPolicy(t *testing.T) {
 		{"a payroll admin", devissuer.Claims{"sub": "boss", "scope": "tools:use payroll:admin"},
 			[]string{"alpha notes", "export_salaries"}, nil},
 		{"a payroll admin the deny rule covers", devissuer.Claims{"sub": "temp", "scope": "tools:use payroll:admin", "groups": []string{"contractors"}},
+			[]string{"alpha notes"}, []string{"payroll", "export_salaries"}},
+		{"a payroll admin denied every payroll tool", devissuer.Claims{"sub": "intern", "scope": "tools:use payroll:admin", "groups": []string{"interns"}},
 			[]string{"alpha notes"}, []string{"payroll", "export_salaries"}},
 		{"no scope at all", devissuer.Claims{"sub": "nobody"},
 			nil, []string{"alpha notes", "payroll", "export_salaries"}},
