@@ -93,7 +93,8 @@ type Config struct {
 	// once on this replica (upstreams.Options.MaxResultBytesInFlight); a response that would
 	// pass it fails with -32014 and 503. One caller's (without authentication, one client
 	// address's) responses hold at most an eighth of it, and at least three times the largest
-	// upstreams[].maxResponseBytes. Listens' queued notifications and backend listen
+	// upstreams[].maxResponseBytes; past that share its call fails with -32012 and 429, its own
+	// limit. Listens' queued notifications and backend listen
 	// streams count against it too, at most half of it, one caller's listens a sixteenth
 	// (docs/limits.md). Default upstreams.DefaultMaxResultBytesInFlight; negative disables.
 	MaxResultBytesInFlight int64 `yaml:"maxResultBytesInFlight"`

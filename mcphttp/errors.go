@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/outcome"
 	"github.com/mcp-gateway/gateway/mrtr"
@@ -32,11 +33,12 @@ type Error struct {
 	// legacy, when set, is the JSON-RPC error a pre-2026 client gets instead of RPC: RPC
 	// speaks of what only a 2026-07-28 client sends (Legacy).
 	legacy *jsonrpc.Error
-	// backendLimit, when set, is the wait a backend's 429 asked for: RPC is then -32012, which
-	// the writers of errors (ClientSink.Error, and the pre-2026 edge's in-band answers through
-	// Incoming.Shaped) make SEP-3304's -32023 when server.draftErrors has rateLimited, as for
-	// the gateway's own limits.
-	backendLimit time.Duration
+	// limitWait, when set, is the wait of a limit answered where the configured shape of errors
+	// is not known (mapError): a backend's 429, or the caller's share of the result budget. RPC
+	// is then -32012, which the writers of errors (ClientSink.Error, and the pre-2026 edge's
+	// in-band answers through Incoming.Shaped) make SEP-3304's -32023 when server.draftErrors
+	// has rateLimited, as for the gateway's own limits.
+	limitWait time.Duration
 }
 
 func (e *Error) Error() string {
@@ -240,6 +242,14 @@ func mapError(err error) *Error {
 		return e
 	case errors.As(err, new(*upstreams.RateLimitError)):
 		return backendLimited(err)
+	case errors.Is(err, upstreams.ErrResultBudget) && errors.Is(err, bodyread.ErrShare):
+		// The caller's own share of the budget is taken (results of its own it has not read
+		// yet, its private lists): its own limit, as too many concurrent requests from it are,
+		// not the replica's overload; another replica holds its share of that replica's.
+		d := drafts{}
+		e := d.limited(time.Second, "Too many large results in flight for this caller; retry later")
+		e.limitWait = time.Second
+		return e
 	case errors.Is(err, upstreams.ErrResultBudget):
 		// The replica's own overload, like too many requests in flight: retry, here or on
 		// another replica.
@@ -274,15 +284,15 @@ func backendLimited(err error) *Error {
 	errors.As(err, &rl)
 	d := drafts{}
 	e := d.limited(rl.RetryAfter, "Backend "+rl.Backend+" is rate limiting; retry after "+retryAfterSeconds(rl.RetryAfter)+"s")
-	e.backendLimit = rl.RetryAfter
+	e.limitWait = rl.RetryAfter
 	return e
 }
 
-// draftShape is e in the shape server.draftErrors asks for: a backend's 429 (backendLimit)
-// becomes SEP-3304's -32023 when d has rateLimited; anything else is e.
+// draftShape is e in the shape server.draftErrors asks for: a limit answered by mapError
+// (limitWait) becomes SEP-3304's -32023 when d has rateLimited; anything else is e.
 func (d *drafts) draftShape(e *Error) *Error {
-	if e.backendLimit == 0 || !d.rateLimited {
+	if e.limitWait == 0 || !d.rateLimited {
 		return e
 	}
-	return d.limited(e.backendLimit, e.RPC.Message)
+	return d.limited(e.limitWait, e.RPC.Message)
 }

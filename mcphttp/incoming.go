@@ -68,11 +68,14 @@ func (in *Incoming) Limits() jsonrpc.Limits { return in.x.s.limits }
 // TakeResultBytes charges n bytes of a copy of a backend's response the edge makes (a result
 // reshaped for its version) to the replica's budget of response bytes in flight
 // (server.maxResultBytesInFlight), within the caller's share of it as the responses themselves
-// are; an ErrResultBudget error when they do not fit. The edge gives
-// them back with ReturnResultBytes once the copy is written.
+// are; an ErrResultBudget error when they do not fit, wrapping whose bound it was (the
+// caller's share's is bodyread.ErrShare). The edge gives them back with ReturnResultBytes once
+// the copy is written.
 func (in *Incoming) TakeResultBytes(n int) error {
-	if b := in.x.s.backends; b != nil && !b.TakeResultBytes(in.x.bound(), int64(n)) {
-		return fmt.Errorf("%w: a reshaped result of %d bytes", upstreams.ErrResultBudget, n)
+	if b := in.x.s.backends; b != nil {
+		if err := b.TakeResultBytes(in.x.bound(), int64(n)); err != nil {
+			return fmt.Errorf("%w: a reshaped result of %d bytes: %w", upstreams.ErrResultBudget, n, err)
+		}
 	}
 	return nil
 }

@@ -89,7 +89,7 @@ func TestListenBudgetEndIsNotABackendFailure(t *testing.T) {
 				// Other responses hold the whole budget now.
 				var held int64
 				for held == 0 {
-					if free := listenBudget - r.ResultBytesInFlight(); r.TakeResultBytes("", free) {
+					if free := listenBudget - r.ResultBytesInFlight(); r.TakeResultBytes("", free) == nil {
 						held = free
 					}
 				}

@@ -100,7 +100,7 @@ func checkListenBudget(t *testing.T, r *Registry, upstream string, uris []string
 		t.Errorf("caller A's stalled listens hold %d bytes of result budget, more than its share %d", held, share)
 	}
 	// What calls need of the budget is there: listens together take at most half of it.
-	if !r.TakeResultBytes("", listenBudget/2) {
+	if r.TakeResultBytes("", listenBudget/2) != nil {
 		t.Errorf("a call's %d bytes do not fit while A's listens are stalled (%d held)", listenBudget/2, r.ResultBytesInFlight())
 	} else {
 		r.ReturnResultBytes("", listenBudget/2)

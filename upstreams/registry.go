@@ -239,17 +239,18 @@ func (r *Registry) ResultBytesInFlight() int64 { return r.results.InUse() }
 
 // TakeResultBytes charges n bytes of a copy an edge makes of a response it relays (a result
 // reshaped for an older protocol version) to the same budget as the responses themselves,
-// within the share of the caller whose key (Call.Bound) is key, and reports whether they fit;
+// within the share of the caller whose key (Call.Bound) is key; when they do not fit it says
+// whose bound it was (bodyread.ErrShare: the caller's share; bodyread.ErrBudget: the replica's).
 // ReturnResultBytes gives them back once the copy is written.
-func (r *Registry) TakeResultBytes(key string, n int64) bool {
+func (r *Registry) TakeResultBytes(key string, n int64) error {
 	if r.callers == nil || key == "" {
-		return r.results.Take(n)
+		return r.results.Charge(n)
 	}
-	if r.callers.Take(key).Take(n) {
-		return true // the share stays held until ReturnResultBytes
+	err := r.callers.Take(key).Charge(n)
+	if err != nil {
+		r.callers.Give(key)
 	}
-	r.callers.Give(key)
-	return false
+	return err // taken, the share stays held until ReturnResultBytes
 }
 
 // ReturnResultBytes gives back n bytes TakeResultBytes charged for key.

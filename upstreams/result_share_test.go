@@ -1,6 +1,11 @@
 package upstreams
 
-import "testing"
+import (
+	"errors"
+	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/bodyread"
+)
 
 // TestResultSharePerCaller: a caller's copies of results (TakeResultBytes) are charged within its
 // share of the replica's result budget, an eighth of it and at least three times the largest
@@ -15,14 +20,16 @@ func TestResultSharePerCaller(t *testing.T) {
 	)
 	r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: "http://127.0.0.1:1/mcp", MaxResponseBytes: maxBytes}}},
 		Options{MaxResultBytesInFlight: budget})
-	if !r.TakeResultBytes("idp#a", share) {
+	if r.TakeResultBytes("idp#a", share) != nil {
 		t.Fatalf("a caller's first %d bytes do not fit its share", share)
 	}
-	if r.TakeResultBytes("idp#a", 1) {
+	if err := r.TakeResultBytes("idp#a", 1); err == nil {
 		t.Error("a caller's bytes past its share were charged")
 		r.ReturnResultBytes("idp#a", 1)
+	} else if !errors.Is(err, bodyread.ErrShare) {
+		t.Errorf("a caller's bytes past its share: %v, want its share's refusal (bodyread.ErrShare)", err)
 	}
-	if !r.TakeResultBytes("idp#b", share) {
+	if r.TakeResultBytes("idp#b", share) != nil {
 		t.Error("another caller's bytes were refused while the first holds its share")
 	} else {
 		r.ReturnResultBytes("idp#b", share)
@@ -31,7 +38,7 @@ func TestResultSharePerCaller(t *testing.T) {
 	if n := r.ResultBytesInFlight(); n != 0 {
 		t.Errorf("%d result bytes in flight once every charge was given back", n)
 	}
-	if !r.TakeResultBytes("idp#a", share) {
+	if r.TakeResultBytes("idp#a", share) != nil {
 		t.Error("the caller's share was not whole again once given back")
 	} else {
 		r.ReturnResultBytes("idp#a", share)

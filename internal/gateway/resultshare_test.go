@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net"
@@ -11,9 +12,9 @@ import (
 )
 
 // holdUnread POSTs one call of the edge backend's big tool as tok on a raw connection with a
-// small receive buffer, reads the status line and nothing more, and leaves the connection open
-// until the test ends: a response that started is held unread. It returns the HTTP status.
-func (f *edgeFixture) holdUnread(t *testing.T, tok string) int {
+// small receive buffer, reads the response's head and nothing more, and leaves the connection
+// open until the test ends: a response that started is held unread. It returns the response.
+func (f *edgeFixture) holdUnread(t *testing.T, tok string) *http.Response {
 	t.Helper()
 	c, err := net.Dial("tcp", f.gw.MCP)
 	if err != nil {
@@ -26,22 +27,19 @@ func (f *edgeFixture) holdUnread(t *testing.T, tok string) int {
 		"Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\n"+
 		"Mcp-Name: edge__big\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s", f.gw.MCP, tok, len(body), body)
 	_ = c.SetReadDeadline(time.Now().Add(30 * time.Second)) // a fail-safe for a loaded machine
-	line := make([]byte, len("HTTP/1.1 200"))
-	if _, err := io.ReadFull(c, line); err != nil {
-		t.Fatalf("no status line: %v", err)
+	// Only the head is read (and a few KiB of the body with it): the rest stays unread.
+	res, err := http.ReadResponse(bufio.NewReaderSize(c, 4<<10), nil)
+	if err != nil {
+		t.Fatalf("no response head: %v", err)
 	}
-	var status int
-	if _, err := fmt.Sscanf(strings.TrimPrefix(string(line), "HTTP/1.1 "), "%d", &status); err != nil {
-		t.Fatalf("status line %q: %v", line, err)
-	}
-	return status
+	return res
 }
 
 // TestOneCallerCannotTakeTheResultBudget: the replica's result budget is shared between callers,
 // one caller's responses being read or written within a share of it (an eighth, and at least
 // three times the largest maxResponseBytes, so that one response always fits). A caller who asks
 // for 15 MB results and reads none holds what its share of 48 MiB fits (two, the third's buffer
-// growing past it); its next is refused with 503 -32014, while another caller's 15 MB result is
+// growing past it); its next is refused with 429 -32012 (its own limit), while another caller's 15 MB result is
 // still relayed whole. Before, the budget had no share: the
 // one caller's unread results took all of it and every other caller's large result was refused
 // until the write deadlines cut them (a minute and more each, again at every call).
@@ -53,10 +51,14 @@ func TestOneCallerCannotTakeTheResultBudget(t *testing.T) {
 	})
 	held := 0
 	for range budget/bigText + 2 {
-		status := f.holdUnread(t, f.attacker)
-		if status != http.StatusOK {
-			if status != http.StatusServiceUnavailable {
-				t.Fatalf("an attacker's call past its share: HTTP %d, want 503", status)
+		res := f.holdUnread(t, f.attacker)
+		if res.StatusCode != http.StatusOK {
+			// Its own limit, as too many concurrent requests from it are: not the replica's
+			// overload (503), which would send it to another replica for nothing.
+			b, _ := io.ReadAll(res.Body)
+			if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") != "1" ||
+				!strings.Contains(string(b), `"code":-32012`) || !strings.Contains(string(b), "for this caller") {
+				t.Fatalf("an attacker's call past its share: HTTP %d, Retry-After %q: %s; want 429 -32012 for this caller", res.StatusCode, res.Header.Get("Retry-After"), b)
 			}
 			break
 		}
