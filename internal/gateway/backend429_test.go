@@ -340,7 +340,9 @@ func TestGetStreamThroughRateLimitWaits(t *testing.T) {
 			t.Fatalf("%s after the client connected: status %d, want 429 (still waiting): %s", tool, status, body)
 		}
 	}
-	mcptest.WaitFor(t, "the client told the tools may have changed", func() bool { return changed.Load() > 0 })
+	// Each backend's listen starts once its own wait has passed, and tells the client then: old's
+	// wait began after alpha's, so the first notice may come while old still waits.
+	mcptest.WaitFor(t, "the client told, for each backend, the tools may have changed", func() bool { return changed.Load() >= 2 })
 	res, err := cs.ListTools(t.Context(), nil)
 	if err != nil {
 		t.Fatalf("the client's list after the waits: %v", err)
