@@ -27,10 +27,11 @@ const backendSecret = "quota of tenant 42 exhausted"
 // throttleOn makes a backend answer 429 to a request whose body holds "429:<mode>", as a
 // backend throttling the gateway does, and 503 with Retry-After to one holding
 // "overloaded-503"; anything else reaches the real server. The modes:
-// plain (a text body, no Retry-After), rpc (a JSON-RPC -32023 body with retryAfterMs 2500, and
-// a Retry-After of 60 the body overrides), secs (Retry-After: 3), date (an HTTP-date 4 s on),
+// plain (a text body, no Retry-After), rpc (a JSON-RPC -32023 body with retryAfterMs 1200, and
+// a Retry-After of 60 the body overrides), secs (Retry-After: 2), date (an HTTP-date 2 s on),
 // garbage (a Retry-After no one can read), long (Retry-After: 8), day (Retry-After: 86400).
-// answered counts the 429s.
+// Each wait the tests wait out is as short as tells it from the 1 s taken when none can be
+// read (wire.MinRetryAfter). answered counts the 429s.
 func throttleOn(answered *atomic.Int64) mcptest.Option {
 	return mcptest.WithMiddleware(func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -53,12 +54,12 @@ func throttleOn(answered *atomic.Int64) mcptest.Option {
 				w.Header().Set("Content-Type", "application/json")
 				w.Header().Set("Retry-After", "60")
 				w.WriteHeader(http.StatusTooManyRequests)
-				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32023,"message":%q,"data":{"retryAfterMs":2500}}}`, backendSecret)
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":1,"error":{"code":-32023,"message":%q,"data":{"retryAfterMs":1200}}}`, backendSecret)
 				return
 			case "secs":
-				w.Header().Set("Retry-After", "3")
+				w.Header().Set("Retry-After", "2")
 			case "date":
-				w.Header().Set("Retry-After", time.Now().Add(4*time.Second).UTC().Format(http.TimeFormat))
+				w.Header().Set("Retry-After", time.Now().Add(2*time.Second).UTC().Format(http.TimeFormat))
 			case "long":
 				w.Header().Set("Retry-After", "8")
 			case "garbage":
@@ -81,7 +82,7 @@ type throttleCase struct {
 // throttleCases are the 429s whose waits pass within seconds; "day" (capped at 10 minutes) is
 // checked last, since the backend is then waited for that long.
 var throttleCases = []throttleCase{
-	{"plain", 1, 1}, {"rpc", 3, 3}, {"secs", 3, 3}, {"date", 1, 4}, {"garbage", 1, 1},
+	{"plain", 1, 1}, {"rpc", 2, 2}, {"secs", 2, 2}, {"date", 1, 2}, {"garbage", 1, 1},
 }
 
 // waitOut polls a harmless call to tool until it is served: the wait the backend's last 429
@@ -144,7 +145,7 @@ func checkThrottled(t *testing.T, c throttleCase, backend string, draft bool, hd
 		t.Errorf("%s: error %d %s, want -32023 with data.retryAfterMs", c.mode, m.Error.Code, raw)
 	case draft:
 		ms := *m.Error.Data.RetryAfterMs
-		if ms < int64(c.lo-1)*1000 || ms > int64(c.hi)*1000 || (c.mode == "rpc" && ms != 2500) {
+		if ms < int64(c.lo-1)*1000 || ms > int64(c.hi)*1000 || (c.mode == "rpc" && ms != 1200) {
 			t.Errorf("%s: retryAfterMs %d, want within (%d, %d] s", c.mode, ms, c.lo-1, c.hi)
 		}
 	}
@@ -163,8 +164,10 @@ func checkThrottled(t *testing.T, c throttleCase, backend string, draft bool, hd
 // stays ready, they are counted as rate_limited, and once the wait passes the next call is
 // served. A day's Retry-After is cut to 10 minutes, and the call after it is told what is left.
 func TestBackendRateLimited(t *testing.T) {
+	t.Parallel()
 	for _, draft := range []bool{false, true} {
 		t.Run(fmt.Sprintf("draft=%v", draft), func(t *testing.T) {
+			t.Parallel() // a gateway and backends of its own
 			throttled := map[string]*atomic.Int64{"alpha": new(atomic.Int64), "old": new(atomic.Int64)}
 			alpha := mcptest.StartServer(t, "alpha", throttleOn(throttled["alpha"]))
 			old := mcptest.StartLegacyServer(t, "old", throttleOn(throttled["old"]))
@@ -217,7 +220,7 @@ func TestBackendRateLimited(t *testing.T) {
 						}
 						waitOut(t, url, tool) // the Go SDK client opens its GET stream at once
 						cs := connectEra(t, gw, "2025-11-25")
-						_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "429:secs"}})
+						_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"text": "429:plain"}})
 						if err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
 							t.Errorf("the Go SDK client's throttled call: %v, want Too Many Requests", err)
 						}
@@ -243,12 +246,12 @@ func TestBackendRateLimited(t *testing.T) {
 							_ = json.Unmarshal(m, &a)
 							switch a.ID {
 							case 1:
-								checkThrottled(t, throttleCase{"secs", 3, 3}, be.Name(), draft, nil, string(m))
+								checkThrottled(t, throttleCase{"secs", 2, 2}, be.Name(), draft, nil, string(m))
 							case 2:
 								// Served, or, once the first item's 429 came back, answered with
 								// the wait it left, unsent.
 								if !strings.Contains(string(a.Result), `"fine"`) {
-									checkThrottled(t, throttleCase{"secs", 1, 3}, be.Name(), draft, nil, string(m))
+									checkThrottled(t, throttleCase{"secs", 1, 2}, be.Name(), draft, nil, string(m))
 								}
 							}
 						}
@@ -321,6 +324,7 @@ func TestBackendRateLimited(t *testing.T) {
 // may have changed (the lists it read meanwhile left both out), lists them again with both, and
 // its calls reach both.
 func TestGetStreamThroughRateLimitWaits(t *testing.T) {
+	t.Parallel()
 	alpha := mcptest.StartServer(t, "alpha", throttleOn(new(atomic.Int64)))
 	old := mcptest.StartLegacyServer(t, "old", throttleOn(new(atomic.Int64)))
 	gw := startTestGateway(t, nil, alpha, old)

@@ -54,9 +54,16 @@ func TestBackendRetryAfterHonoured(t *testing.T) {
 				start = mcptest.StartLegacyServer
 			}
 			slow := start(t, "slow", throttleAll(&on, &got, "30"))
-			logs := &mcptest.LogBuffer{}
-			gw := startTestGatewayTo(t, logs, func(c *Config) { c.Log.Level = "warn" }, alpha, slow)
+			gw, logs, stop := startLoggedGateway(t, func(c *Config) {
+				c.Auth.Disabled = true
+				c.Log.Level = "warn"
+			}, alpha, slow)
 			url := "http://" + gw.MCP + "/mcp"
+			// The start-up health probe runs beside the test: one still on its way when slow
+			// starts throttling was sent before any wait, and would be counted as one sent after.
+			mcptest.WaitFor(t, "slow to get the start-up probe's last request", func() bool {
+				return startupProbeSeen(slow, legacyBackend)
+			})
 			if names := listToolNames(t, gw); !hasPrefixed(names, "slow__") {
 				t.Fatalf("before throttling, tools/list lacks slow's tools: %v", names)
 			}
@@ -143,6 +150,9 @@ func TestBackendRetryAfterHonoured(t *testing.T) {
 					t.Errorf("/metrics lacks %s", want)
 				}
 			}
+			// The log is written behind the requests (a queue drained in batches): stopping the
+			// gateway writes out every line, so what is counted is all that was logged.
+			stop()
 			text := logs.String()
 			if n := strings.Count(text, "upstream rate limiting"); n != 1 {
 				t.Errorf("%d rate-limit warnings, want one for the one wait:\n%s", n, text)
@@ -156,6 +166,24 @@ func TestBackendRetryAfterHonoured(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startupProbeSeen reports whether s, a backend the gateway has sent nothing else, received the
+// last request of the gateway's start-up health probe: a pre-2026 backend's ping, which
+// follows its server/discover and initialize; a 2026-07-28 backend's server/discover, its
+// only one.
+func startupProbeSeen(s *mcptest.Server, legacy bool) bool {
+	last := "server/discover"
+	if legacy {
+		last = "ping"
+	}
+	for _, e := range s.Requests() {
+		var m struct{ Method string }
+		if e.Method == http.MethodPost && json.Unmarshal(e.Body, &m) == nil && m.Method == last {
+			return true
+		}
+	}
+	return false
 }
 
 // hasPrefixed reports whether a name of names starts with prefix.

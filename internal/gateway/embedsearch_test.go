@@ -64,8 +64,8 @@ func TestEmbeddingsSearch(t *testing.T) {
 	if err := os.WriteFile(keyFile, []byte(embedKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	logs := &mcptest.LogBuffer{}
-	gw := startTestGatewayTo(t, logs, func(c *Config) {
+	gw, logs, stop := startLoggedGateway(t, func(c *Config) {
+		c.Auth.Disabled = true
 		c.Log.Level = "warn"
 		c.Toolsets = []mcphttp.ToolsetConfig{{Name: "search", Include: []mcphttp.SelectorConfig{{}},
 			Exclude: []mcphttp.SelectorConfig{{Upstream: "kb", Tools: []string{"scrennshot_admin"}}},
@@ -125,6 +125,9 @@ func TestEmbeddingsSearch(t *testing.T) {
 	if again, _ := srv.Counts(); again != requests {
 		t.Errorf("a search while backing off reached the endpoint (%d requests, then %d)", requests, again)
 	}
+	// The log is written behind the requests (a queue drained in batches): stopping the gateway
+	// writes out every line.
+	stop()
 	out := logs.String()
 	if !strings.Contains(out, "embeddings endpoint failed") {
 		t.Errorf("no failure line in the log:\n%s", out)
