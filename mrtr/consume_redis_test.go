@@ -216,3 +216,124 @@ func TestReplicaSkewIsDPoPs(t *testing.T) {
 		t.Errorf("mrtr.ReplicaSkew %v, dpop.ReplicaSkew %v: docs/scaling.md states one tolerance", ReplicaSkew, dpop.ReplicaSkew)
 	}
 }
+
+// forgetfulRedis is a real Redis store that loses its memory (FLUSHALL, as a Redis restarted
+// without persistence) once armed, just before the next claim of a state's single-use key:
+// the restart that lands between the epoch guard's check and the claim, which the Redis
+// client's retry of a claim cut off by the restart writes into the empty store.
+type forgetfulRedis struct {
+	*store.Redis
+	srv   *testredis.Server
+	armed bool
+}
+
+func (f *forgetfulRedis) forget(t *testing.T, key string) {
+	t.Helper()
+	if !f.armed || key == epochKey {
+		return
+	}
+	f.armed = false
+	if _, err := f.srv.Do("FLUSHALL"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConsumeRacingALostMemoryIsRefused: a state consumed once is refused as a replay when the
+// store loses its memory after the epoch guard's check and before the claim of its single-use
+// key, for its caller and for another client, in one step with the caller's answers budget (as
+// the gateway consumes) and in two; a state issued afterwards is consumed, once. The guard was
+// asked only before the claim, which the empty store took as a first use: the state consumed
+// before the loss was accepted a second time.
+func TestConsumeRacingALostMemoryIsRefused(t *testing.T) {
+	srv := testredis.Start(t)
+	r, err := store.NewRedis(store.RedisConfig{URL: srv.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	for _, tc := range []struct {
+		name     string
+		oneStep  bool
+		consumer func(st *State, c *Codec) error
+	}{
+		{"in one step, its caller", true, func(st *State, c *Codec) error { return c.Consume(context.Background(), st) }},
+		{"in one step, another client", true, func(st *State, c *Codec) error {
+			return c.ConsumeAs(context.Background(), st, "another client")
+		}},
+		{"in two steps", false, func(st *State, c *Codec) error { return c.Consume(context.Background(), st) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &forgetfulRedis{Redis: r, srv: srv, armed: true}
+			f.forget(t, "") // each case begins with an empty store: no marker of an earlier one
+			var answers store.Replay
+			if tc.oneStep {
+				answers = onceClaims{f, t}
+			}
+			clock := mcptest.NewClock(time.Now())
+			guard := GuardEpoch(replaysOf{f, t}, time.Minute, clock.Now)
+			if err := guard.Prime(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			clock.Advance(time.Second)
+			codec, err := New(testSealer(t, "k1"), Config{TTL: time.Minute, Answers: answers}, guard, clock.Now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := testBinding(t)
+			open := func() *State {
+				t.Helper()
+				tok, err := codec.Seal(stateFor(b, KindConfirm))
+				if err != nil {
+					t.Fatal(err)
+				}
+				st, err := codec.Open(tok, b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return st
+			}
+			used := open()
+			if err := tc.consumer(used, codec); err != nil {
+				t.Fatalf("first consume: %v", err)
+			}
+			clock.Advance(time.Second)
+			f.armed = true
+			if err := tc.consumer(used, codec); Reason(err) != ReasonReplayed {
+				t.Fatalf("replay while the store lost its memory before the claim: %v, want replayed", err)
+			}
+			if f.armed {
+				t.Fatal("the store never lost its memory: the test tested nothing")
+			}
+			clock.Advance(time.Second)
+			fresh := open()
+			if err := tc.consumer(fresh, codec); err != nil {
+				t.Fatalf("a state issued after the loss: %v", err)
+			}
+			if err := tc.consumer(fresh, codec); Reason(err) != ReasonReplayed {
+				t.Fatalf("its replay: %v, want replayed", err)
+			}
+		})
+	}
+}
+
+// onceClaims is forgetfulRedis as the codec's answers: it forgets before a claim in one step.
+type onceClaims struct {
+	*forgetfulRedis
+	t *testing.T
+}
+
+func (o onceClaims) FirstUseOnce(ctx context.Context, owner, id, once string, ttl time.Duration, b store.ReplayBudget) (store.Use, error) {
+	o.forget(o.t, once)
+	return o.Redis.FirstUseOnce(ctx, owner, id, once, ttl, b)
+}
+
+// replaysOf is forgetfulRedis as the epoch guard's store: it forgets before a claim in two steps.
+type replaysOf struct {
+	*forgetfulRedis
+	t *testing.T
+}
+
+func (o replaysOf) UseOnce(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	o.forget(o.t, key)
+	return o.Redis.UseOnce(ctx, key, ttl)
+}
