@@ -337,3 +337,56 @@ func (o replaysOf) UseOnce(ctx context.Context, key string, ttl time.Duration) (
 	o.forget(o.t, key)
 	return o.Redis.UseOnce(ctx, key, ttl)
 }
+
+// TestEpochMarkerMissesAnOlderSnapshot pins the limit docs/scaling.md states under Persistence:
+// a Redis restarted from a snapshot written after the marker but before a state was consumed
+// holds the marker and not the state's single-use key, and the epoch guard cannot tell that
+// memory from one that never lost a write: the consumed state is accepted once more. The
+// same restart without the snapshot (the persistence the docs advise against RDB snapshots
+// alone) refuses it, as TestConsumeInOneStepKeepsTheEpochGuard checks.
+func TestEpochMarkerMissesAnOlderSnapshot(t *testing.T) {
+	srv := testredis.Start(t)
+	r, err := store.NewRedis(store.RedisConfig{URL: srv.URL(), DialTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	clock := mcptest.NewClock(time.Now())
+	guard := GuardEpoch(r, time.Minute, clock.Now)
+	ctx := context.Background()
+	if err := guard.Prime(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.Do("SAVE"); err != nil { // the snapshot: the marker, no consumed state
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	codec, err := New(testSealer(t, "k1"), Config{TTL: time.Minute, Answers: r}, guard, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := testBinding(t)
+	tok, err := codec.Seal(stateFor(b, KindConfirm))
+	if err != nil {
+		t.Fatal(err)
+	}
+	used, err := codec.Open(tok, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := codec.Consume(ctx, used); err != nil {
+		t.Fatalf("first consume: %v", err)
+	}
+	srv.Restart() // the server loads the snapshot from its directory
+	for deadline := time.Now().Add(10 * time.Second); r.Ping(ctx) != nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("Redis did not answer after its restart")
+		}
+	}
+	if _, found, err := r.Get(ctx, epochAtKey); err != nil || !found {
+		t.Fatalf("the marker after the restart from the snapshot: found %v, %v; want restored", found, err)
+	}
+	if err := codec.Consume(ctx, used); err != nil {
+		t.Fatalf("the state consumed after the snapshot, once more: %v; the guard now notices, so docs/scaling.md's limit is gone: update it", err)
+	}
+}
