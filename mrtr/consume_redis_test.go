@@ -37,15 +37,7 @@ func TestConsumeStoreFailingMidClaimKeepsTheAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := testBinding(t)
-	tok, err := codec.Seal(stateFor(b, KindConfirm))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := codec.Open(tok, b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := sealOpen(t, codec, testBinding(t))
 	ctx := context.Background()
 	if err := codec.Consume(ctx, st); !errors.Is(err, ErrStoreUnavailable) {
 		t.Fatalf("consume while the store refuses the single-use key: %v, want ErrStoreUnavailable", err)
@@ -67,67 +59,21 @@ func TestConsumeStoreFailingMidClaimKeepsTheAnswer(t *testing.T) {
 // persistence) is refused as a replay afterwards, for its caller and for any client, and a
 // state issued after the restart is consumed, once.
 func TestConsumeInOneStepKeepsTheEpochGuard(t *testing.T) {
-	srv := testredis.Start(t)
-	r, err := store.NewRedis(store.RedisConfig{URL: srv.URL(), DialTimeout: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
-	// States carry their expiry in milliseconds: the clock steps a second between the
-	// guard's marker and the states it judges, so none falls in the marker's millisecond.
-	clock := mcptest.NewClock(time.Now())
-	guard := GuardEpoch(r, time.Minute, clock.Now)
+	srv, r := restartableRedis(t)
+	codec, clock, open := guardedCodec(t, r, r)
 	ctx := context.Background()
-	if err := guard.Prime(ctx); err != nil {
-		t.Fatal(err)
-	}
-	clock.Advance(time.Second)
-	codec, err := New(testSealer(t, "k1"), Config{TTL: time.Minute, Answers: r}, guard, clock.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := testBinding(t)
-	open := func() *State {
-		t.Helper()
-		tok, err := codec.Seal(stateFor(b, KindConfirm))
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := codec.Open(tok, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
 	used := open()
 	if err := codec.Consume(ctx, used); err != nil {
 		t.Fatalf("first consume: %v", err)
 	}
-	srv.Restart()
-	var err2 error
-	for range 500 { // the breaker may skip Redis for its cooldown after the outage
-		if err2 = r.Ping(ctx); err2 == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err2 != nil {
-		t.Fatalf("Redis after restart: %v", err2)
-	}
+	restart(t, srv, r)
 	if err := codec.Consume(ctx, used); Reason(err) != ReasonReplayed {
 		t.Fatalf("replay after Redis lost its memory: %v, want replayed", err)
 	}
 	if err := codec.ConsumeAs(ctx, used, "another client"); Reason(err) != ReasonReplayed {
 		t.Fatalf("replay from another client after Redis lost its memory: %v, want replayed", err)
 	}
-	clock.Advance(time.Second)
-	fresh := open()
-	if err := codec.Consume(ctx, fresh); err != nil {
-		t.Fatalf("a state issued after the restart: %v", err)
-	}
-	if err := codec.Consume(ctx, fresh); Reason(err) != ReasonReplayed {
-		t.Fatalf("its replay: %v, want replayed", err)
-	}
+	freshConsumedOnce(t, clock, open, func(st *State) error { return codec.Consume(ctx, st) })
 }
 
 // TestConsumedStateOutlivesASkewedReplica: a state consumed on a replica whose clock runs ahead
@@ -245,12 +191,7 @@ func (f *forgetfulRedis) forget(t *testing.T, key string) {
 // asked only before the claim, which the empty store took as a first use: the state consumed
 // before the loss was accepted a second time.
 func TestConsumeRacingALostMemoryIsRefused(t *testing.T) {
-	srv := testredis.Start(t)
-	r, err := store.NewRedis(store.RedisConfig{URL: srv.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
+	srv, r := restartableRedis(t)
 	for _, tc := range []struct {
 		name     string
 		oneStep  bool
@@ -269,29 +210,7 @@ func TestConsumeRacingALostMemoryIsRefused(t *testing.T) {
 			if tc.oneStep {
 				answers = onceClaims{f, t}
 			}
-			clock := mcptest.NewClock(time.Now())
-			guard := GuardEpoch(replaysOf{f, t}, time.Minute, clock.Now)
-			if err := guard.Prime(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			clock.Advance(time.Second)
-			codec, err := New(testSealer(t, "k1"), Config{TTL: time.Minute, Answers: answers}, guard, clock.Now)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b := testBinding(t)
-			open := func() *State {
-				t.Helper()
-				tok, err := codec.Seal(stateFor(b, KindConfirm))
-				if err != nil {
-					t.Fatal(err)
-				}
-				st, err := codec.Open(tok, b)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return st
-			}
+			codec, clock, open := guardedCodec(t, replaysOf{f, t}, answers)
 			used := open()
 			if err := tc.consumer(used, codec); err != nil {
 				t.Fatalf("first consume: %v", err)
@@ -304,14 +223,7 @@ func TestConsumeRacingALostMemoryIsRefused(t *testing.T) {
 			if f.armed {
 				t.Fatal("the store never lost its memory: the test tested nothing")
 			}
-			clock.Advance(time.Second)
-			fresh := open()
-			if err := tc.consumer(fresh, codec); err != nil {
-				t.Fatalf("a state issued after the loss: %v", err)
-			}
-			if err := tc.consumer(fresh, codec); Reason(err) != ReasonReplayed {
-				t.Fatalf("its replay: %v, want replayed", err)
-			}
+			freshConsumedOnce(t, clock, open, func(st *State) error { return tc.consumer(st, codec) })
 		})
 	}
 }
@@ -345,48 +257,98 @@ func (o replaysOf) UseOnce(ctx context.Context, key string, ttl time.Duration) (
 // same restart without the snapshot (the persistence the docs advise against RDB snapshots
 // alone) refuses it, as TestConsumeInOneStepKeepsTheEpochGuard checks.
 func TestEpochMarkerMissesAnOlderSnapshot(t *testing.T) {
+	srv, r := restartableRedis(t)
+	codec, _, open := guardedCodec(t, r, r)
+	if _, err := srv.Do("SAVE"); err != nil { // the snapshot: the marker, no consumed state
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	used := open()
+	if err := codec.Consume(ctx, used); err != nil {
+		t.Fatalf("first consume: %v", err)
+	}
+	restart(t, srv, r) // the server loads the snapshot from its directory
+	if _, found, err := r.Get(ctx, epochAtKey); err != nil || !found {
+		t.Fatalf("the marker after the restart from the snapshot: found %v, %v; want restored", found, err)
+	}
+	if err := codec.Consume(ctx, used); err != nil {
+		t.Fatalf("the state consumed after the snapshot, once more: %v; the guard now notices, so docs/scaling.md's limit is gone: update it", err)
+	}
+}
+
+// guardedCodec is a codec consuming through an epoch guard over s, its answers counted in
+// answers (nil: consumed in two steps), with the guard's marker primed and the clock a second
+// past it (states carry their expiry in milliseconds: none falls in the marker's millisecond),
+// and open, which seals and opens a new state.
+func guardedCodec(t *testing.T, s EpochStore, answers store.Replay) (*Codec, *mcptest.Clock, func() *State) {
+	t.Helper()
+	clock := mcptest.NewClock(time.Now())
+	guard := GuardEpoch(s, time.Minute, clock.Now)
+	if err := guard.Prime(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	codec, err := New(testSealer(t, "k1"), Config{TTL: time.Minute, Answers: answers}, guard, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := testBinding(t)
+	return codec, clock, func() *State { return sealOpen(t, codec, b) }
+}
+
+// sealOpen seals a new confirmation state bound to b and opens it as its retry would.
+func sealOpen(t *testing.T, codec *Codec, b Binding) *State {
+	t.Helper()
+	tok, err := codec.Seal(stateFor(b, KindConfirm))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := codec.Open(tok, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// restartableRedis is a real redis-server and a store over it that dials for at most half a
+// second, so that it finds the server again soon after a restart.
+func restartableRedis(t *testing.T) (*testredis.Server, *store.Redis) {
+	t.Helper()
 	srv := testredis.Start(t)
 	r, err := store.NewRedis(store.RedisConfig{URL: srv.URL(), DialTimeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = r.Close() })
-	clock := mcptest.NewClock(time.Now())
-	guard := GuardEpoch(r, time.Minute, clock.Now)
-	ctx := context.Background()
-	if err := guard.Prime(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := srv.Do("SAVE"); err != nil { // the snapshot: the marker, no consumed state
-		t.Fatal(err)
-	}
-	clock.Advance(time.Second)
-	codec, err := New(testSealer(t, "k1"), Config{TTL: time.Minute, Answers: r}, guard, clock.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := testBinding(t)
-	tok, err := codec.Seal(stateFor(b, KindConfirm))
-	if err != nil {
-		t.Fatal(err)
-	}
-	used, err := codec.Open(tok, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := codec.Consume(ctx, used); err != nil {
-		t.Fatalf("first consume: %v", err)
-	}
-	srv.Restart() // the server loads the snapshot from its directory
-	for deadline := time.Now().Add(10 * time.Second); r.Ping(ctx) != nil; time.Sleep(20 * time.Millisecond) {
+	return srv, r
+}
+
+// restart restarts srv and waits until r reaches it again (the breaker may skip Redis for its
+// cooldown after the outage).
+func restart(t *testing.T, srv *testredis.Server, r *store.Redis) {
+	t.Helper()
+	srv.Restart()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		err := r.Ping(context.Background())
+		if err == nil {
+			return
+		}
 		if time.Now().After(deadline) {
-			t.Fatal("Redis did not answer after its restart")
+			t.Fatalf("Redis after restart: %v", err)
 		}
 	}
-	if _, found, err := r.Get(ctx, epochAtKey); err != nil || !found {
-		t.Fatalf("the marker after the restart from the snapshot: found %v, %v; want restored", found, err)
+}
+
+// freshConsumedOnce checks that a state issued a second after the store lost its memory is
+// consumed, once.
+func freshConsumedOnce(t *testing.T, clock *mcptest.Clock, open func() *State, consume func(*State) error) {
+	t.Helper()
+	clock.Advance(time.Second)
+	fresh := open()
+	if err := consume(fresh); err != nil {
+		t.Fatalf("a state issued after the loss: %v", err)
 	}
-	if err := codec.Consume(ctx, used); err != nil {
-		t.Fatalf("the state consumed after the snapshot, once more: %v; the guard now notices, so docs/scaling.md's limit is gone: update it", err)
+	if err := consume(fresh); Reason(err) != ReasonReplayed {
+		t.Fatalf("its replay: %v, want replayed", err)
 	}
 }
