@@ -27,19 +27,7 @@ func answersCodec(t *testing.T, budget int) (*Codec, *store.Memory, *mcptest.Clo
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := func(b Binding) *State {
-		t.Helper()
-		tok, err := codec.Seal(stateFor(b, KindConfirm))
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := codec.Open(tok, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
-	return codec, mem, clock, open
+	return codec, mem, clock, func(b Binding) *State { return sealOpen(t, codec, b) }
 }
 
 // TestAnswersBoundedPerCaller: a caller consumes at most MaxAnswersPerCaller states per TTL and

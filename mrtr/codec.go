@@ -284,9 +284,11 @@ func (e *OverBudgetError) Error() string {
 	return "mrtr: the caller answered too many rounds; retry after " + e.RetryAfter.String()
 }
 
-// issuedChecker is the check of mrtr.EpochGuard that a claim in one step (claim) asks first.
+// issuedChecker is the check of mrtr.EpochGuard that a claim in one step (claim) asks first,
+// and again once the claim is made (Kept).
 type issuedChecker interface {
 	Issued(ctx context.Context, issued time.Time) (bool, error)
+	Kept(ctx context.Context, issued time.Time) (bool, error)
 }
 
 // issued is when st was issued: the time it carries, or for a state an earlier release sealed
@@ -302,19 +304,32 @@ func (c *Codec) issued(st *State) time.Time {
 // makes key single-use in one atomic step of the store: both, or neither. Two steps would lose
 // an answer to a store failing between them: the retry the 503 invites would find the first
 // record and be refused as a replay, although nothing ran. The epoch guard's check comes first;
-// it writes nothing a retry could trip on.
+// it writes nothing a retry could trip on. It is asked again after a first use (EpochGuard.Kept):
+// a store that lost its memory in between took the claim in a memory without the earlier uses.
 func (c *Codec) claim(ctx context.Context, once store.ReplayOnce, owner, key string, issued time.Time, keep time.Duration) error {
-	if g, ok := c.replays.(issuedChecker); ok {
-		fresh, err := g.Issued(ctx, issued)
-		switch {
-		case err != nil:
-			return fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
-		case !fresh:
-			return reject(ReasonReplayed, nil)
+	g, guarded := c.replays.(issuedChecker)
+	if guarded {
+		if err := epochVerdict(g.Issued(ctx, issued)); err != nil {
+			return err
 		}
 	}
 	use, err := once.FirstUseOnce(ctx, owner, key, key, keep, c.budget)
-	return c.answered(ctx, owner, use, err)
+	if err := c.answered(ctx, owner, use, err); err != nil || !guarded {
+		return err
+	}
+	return epochVerdict(g.Kept(ctx, issued))
+}
+
+// epochVerdict maps the epoch guard's answer to Consume's errors: a state issued before the
+// store's memory began is refused as a replay.
+func epochVerdict(fresh bool, err error) error {
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: %w", ErrStoreUnavailable, err)
+	case !fresh:
+		return reject(ReasonReplayed, nil)
+	}
+	return nil
 }
 
 // useOnce makes key single-use in Replays for keep (Keep) for a state issued at issued, by

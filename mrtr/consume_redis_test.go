@@ -37,15 +37,7 @@ func TestConsumeStoreFailingMidClaimKeepsTheAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := testBinding(t)
-	tok, err := codec.Seal(stateFor(b, KindConfirm))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := codec.Open(tok, b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := sealOpen(t, codec, testBinding(t))
 	ctx := context.Background()
 	if err := codec.Consume(ctx, st); !errors.Is(err, ErrStoreUnavailable) {
 		t.Fatalf("consume while the store refuses the single-use key: %v, want ErrStoreUnavailable", err)
@@ -67,67 +59,21 @@ func TestConsumeStoreFailingMidClaimKeepsTheAnswer(t *testing.T) {
 // persistence) is refused as a replay afterwards, for its caller and for any client, and a
 // state issued after the restart is consumed, once.
 func TestConsumeInOneStepKeepsTheEpochGuard(t *testing.T) {
-	srv := testredis.Start(t)
-	r, err := store.NewRedis(store.RedisConfig{URL: srv.URL(), DialTimeout: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
-	// States carry their expiry in milliseconds: the clock steps a second between the
-	// guard's marker and the states it judges, so none falls in the marker's millisecond.
-	clock := mcptest.NewClock(time.Now())
-	guard := GuardEpoch(r, time.Minute, clock.Now)
+	srv, r := restartableRedis(t)
+	codec, clock, open := guardedCodec(t, r, r)
 	ctx := context.Background()
-	if err := guard.Prime(ctx); err != nil {
-		t.Fatal(err)
-	}
-	clock.Advance(time.Second)
-	codec, err := New(testSealer(t, "k1"), Config{TTL: time.Minute, Answers: r}, guard, clock.Now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := testBinding(t)
-	open := func() *State {
-		t.Helper()
-		tok, err := codec.Seal(stateFor(b, KindConfirm))
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := codec.Open(tok, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
 	used := open()
 	if err := codec.Consume(ctx, used); err != nil {
 		t.Fatalf("first consume: %v", err)
 	}
-	srv.Restart()
-	var err2 error
-	for range 500 { // the breaker may skip Redis for its cooldown after the outage
-		if err2 = r.Ping(ctx); err2 == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err2 != nil {
-		t.Fatalf("Redis after restart: %v", err2)
-	}
+	restart(t, srv, r)
 	if err := codec.Consume(ctx, used); Reason(err) != ReasonReplayed {
 		t.Fatalf("replay after Redis lost its memory: %v, want replayed", err)
 	}
 	if err := codec.ConsumeAs(ctx, used, "another client"); Reason(err) != ReasonReplayed {
 		t.Fatalf("replay from another client after Redis lost its memory: %v, want replayed", err)
 	}
-	clock.Advance(time.Second)
-	fresh := open()
-	if err := codec.Consume(ctx, fresh); err != nil {
-		t.Fatalf("a state issued after the restart: %v", err)
-	}
-	if err := codec.Consume(ctx, fresh); Reason(err) != ReasonReplayed {
-		t.Fatalf("its replay: %v, want replayed", err)
-	}
+	freshConsumedOnce(t, clock, open, func(st *State) error { return codec.Consume(ctx, st) })
 }
 
 // TestConsumedStateOutlivesASkewedReplica: a state consumed on a replica whose clock runs ahead
@@ -214,5 +160,195 @@ func consumeOnSkewedReplicas(t *testing.T, a, b *Codec) {
 func TestReplicaSkewIsDPoPs(t *testing.T) {
 	if ReplicaSkew != dpop.ReplicaSkew {
 		t.Errorf("mrtr.ReplicaSkew %v, dpop.ReplicaSkew %v: docs/scaling.md states one tolerance", ReplicaSkew, dpop.ReplicaSkew)
+	}
+}
+
+// forgetfulRedis is a real Redis store that loses its memory (FLUSHALL, as a Redis restarted
+// without persistence) once armed, just before the next claim of a state's single-use key:
+// the restart that lands between the epoch guard's check and the claim, which the Redis
+// client's retry of a claim cut off by the restart writes into the empty store.
+type forgetfulRedis struct {
+	*store.Redis
+	srv   *testredis.Server
+	armed bool
+}
+
+func (f *forgetfulRedis) forget(t *testing.T, key string) {
+	t.Helper()
+	if !f.armed || key == epochKey {
+		return
+	}
+	f.armed = false
+	if _, err := f.srv.Do("FLUSHALL"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConsumeRacingALostMemoryIsRefused: a state consumed once is refused as a replay when the
+// store loses its memory after the epoch guard's check and before the claim of its single-use
+// key, for its caller and for another client, in one step with the caller's answers budget (as
+// the gateway consumes) and in two; a state issued afterwards is consumed, once. The guard was
+// asked only before the claim, which the empty store took as a first use: the state consumed
+// before the loss was accepted a second time.
+func TestConsumeRacingALostMemoryIsRefused(t *testing.T) {
+	srv, r := restartableRedis(t)
+	for _, tc := range []struct {
+		name     string
+		oneStep  bool
+		consumer func(st *State, c *Codec) error
+	}{
+		{"in one step, its caller", true, func(st *State, c *Codec) error { return c.Consume(context.Background(), st) }},
+		{"in one step, another client", true, func(st *State, c *Codec) error {
+			return c.ConsumeAs(context.Background(), st, "another client")
+		}},
+		{"in two steps", false, func(st *State, c *Codec) error { return c.Consume(context.Background(), st) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &forgetfulRedis{Redis: r, srv: srv, armed: true}
+			f.forget(t, "") // each case begins with an empty store: no marker of an earlier one
+			var answers store.Replay
+			if tc.oneStep {
+				answers = onceClaims{f, t}
+			}
+			codec, clock, open := guardedCodec(t, replaysOf{f, t}, answers)
+			used := open()
+			if err := tc.consumer(used, codec); err != nil {
+				t.Fatalf("first consume: %v", err)
+			}
+			clock.Advance(time.Second)
+			f.armed = true
+			if err := tc.consumer(used, codec); Reason(err) != ReasonReplayed {
+				t.Fatalf("replay while the store lost its memory before the claim: %v, want replayed", err)
+			}
+			if f.armed {
+				t.Fatal("the store never lost its memory: the test tested nothing")
+			}
+			freshConsumedOnce(t, clock, open, func(st *State) error { return tc.consumer(st, codec) })
+		})
+	}
+}
+
+// onceClaims is forgetfulRedis as the codec's answers: it forgets before a claim in one step.
+type onceClaims struct {
+	*forgetfulRedis
+	t *testing.T
+}
+
+func (o onceClaims) FirstUseOnce(ctx context.Context, owner, id, once string, ttl time.Duration, b store.ReplayBudget) (store.Use, error) {
+	o.forget(o.t, once)
+	return o.Redis.FirstUseOnce(ctx, owner, id, once, ttl, b)
+}
+
+// replaysOf is forgetfulRedis as the epoch guard's store: it forgets before a claim in two steps.
+type replaysOf struct {
+	*forgetfulRedis
+	t *testing.T
+}
+
+func (o replaysOf) UseOnce(ctx context.Context, key string, ttl time.Duration) (bool, error) {
+	o.forget(o.t, key)
+	return o.Redis.UseOnce(ctx, key, ttl)
+}
+
+// TestEpochMarkerMissesAnOlderSnapshot pins the limit docs/scaling.md states under Persistence:
+// a Redis restarted from a snapshot written after the marker but before a state was consumed
+// holds the marker and not the state's single-use key, and the epoch guard cannot tell that
+// memory from one that never lost a write: the consumed state is accepted once more. The
+// same restart without the snapshot (the persistence the docs advise against RDB snapshots
+// alone) refuses it, as TestConsumeInOneStepKeepsTheEpochGuard checks.
+func TestEpochMarkerMissesAnOlderSnapshot(t *testing.T) {
+	srv, r := restartableRedis(t)
+	codec, _, open := guardedCodec(t, r, r)
+	if _, err := srv.Do("SAVE"); err != nil { // the snapshot: the marker, no consumed state
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	used := open()
+	if err := codec.Consume(ctx, used); err != nil {
+		t.Fatalf("first consume: %v", err)
+	}
+	restart(t, srv, r) // the server loads the snapshot from its directory
+	if _, found, err := r.Get(ctx, epochAtKey); err != nil || !found {
+		t.Fatalf("the marker after the restart from the snapshot: found %v, %v; want restored", found, err)
+	}
+	if err := codec.Consume(ctx, used); err != nil {
+		t.Fatalf("the state consumed after the snapshot, once more: %v; the guard now notices, so docs/scaling.md's limit is gone: update it", err)
+	}
+}
+
+// guardedCodec is a codec consuming through an epoch guard over s, its answers counted in
+// answers (nil: consumed in two steps), with the guard's marker primed and the clock a second
+// past it (states carry their expiry in milliseconds: none falls in the marker's millisecond),
+// and open, which seals and opens a new state.
+func guardedCodec(t *testing.T, s EpochStore, answers store.Replay) (*Codec, *mcptest.Clock, func() *State) {
+	t.Helper()
+	clock := mcptest.NewClock(time.Now())
+	guard := GuardEpoch(s, time.Minute, clock.Now)
+	if err := guard.Prime(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Second)
+	codec, err := New(testSealer(t, "k1"), Config{TTL: time.Minute, Answers: answers}, guard, clock.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := testBinding(t)
+	return codec, clock, func() *State { return sealOpen(t, codec, b) }
+}
+
+// sealOpen seals a new confirmation state bound to b and opens it as its retry would.
+func sealOpen(t *testing.T, codec *Codec, b Binding) *State {
+	t.Helper()
+	tok, err := codec.Seal(stateFor(b, KindConfirm))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := codec.Open(tok, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// restartableRedis is a real redis-server and a store over it that dials for at most half a
+// second, so that it finds the server again soon after a restart.
+func restartableRedis(t *testing.T) (*testredis.Server, *store.Redis) {
+	t.Helper()
+	srv := testredis.Start(t)
+	r, err := store.NewRedis(store.RedisConfig{URL: srv.URL(), DialTimeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return srv, r
+}
+
+// restart restarts srv and waits until r reaches it again (the breaker may skip Redis for its
+// cooldown after the outage).
+func restart(t *testing.T, srv *testredis.Server, r *store.Redis) {
+	t.Helper()
+	srv.Restart()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		err := r.Ping(context.Background())
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Redis after restart: %v", err)
+		}
+	}
+}
+
+// freshConsumedOnce checks that a state issued a second after the store lost its memory is
+// consumed, once.
+func freshConsumedOnce(t *testing.T, clock *mcptest.Clock, open func() *State, consume func(*State) error) {
+	t.Helper()
+	clock.Advance(time.Second)
+	fresh := open()
+	if err := consume(fresh); err != nil {
+		t.Fatalf("a state issued after the loss: %v", err)
+	}
+	if err := consume(fresh); Reason(err) != ReasonReplayed {
+		t.Fatalf("its replay: %v, want replayed", err)
 	}
 }

@@ -67,7 +67,11 @@ func (g *EpochGuard) useOnce(ctx context.Context, key string, issued time.Time, 
 	if ok, err := g.Issued(ctx, issued); err != nil || !ok {
 		return false, err
 	}
-	return g.s.UseOnce(ctx, key, keep)
+	first, err := g.s.UseOnce(ctx, key, keep)
+	if err != nil || !first {
+		return false, err
+	}
+	return g.Kept(ctx, issued)
 }
 
 // Issued is UseOnce's check without its write: false for a state issued (by the clock of the
@@ -76,6 +80,23 @@ func (g *EpochGuard) useOnce(ctx context.Context, key string, issued time.Time, 
 // asks Issued first.
 func (g *EpochGuard) Issued(ctx context.Context, issued time.Time) (bool, error) {
 	since, err := g.epoch(ctx)
+	if err != nil {
+		return false, err
+	}
+	return !issued.Before(since), nil
+}
+
+// Kept is Issued asked again once a state's single-use key was claimed: false when the store's
+// memory began after the state was issued after all. The store may lose its memory between
+// Issued and the claim (a Redis restarted without persistence while the claim waited for it,
+// which the Redis client's retry then wrote into the empty store): the claim found no earlier
+// use in a memory that does not reach back to the state's issue, and a state consumed before
+// would be accepted once more. Asked after the claim, the marker tells: present and no later
+// than the issue, the claim was judged by a memory that holds every use since (the marker is
+// made before the states it judges, Prime); missing or later, the state is refused as a
+// replay, at worst one the store lost between the claim and this read.
+func (g *EpochGuard) Kept(ctx context.Context, issued time.Time) (bool, error) {
+	since, err := g.Began(ctx)
 	if err != nil {
 		return false, err
 	}
