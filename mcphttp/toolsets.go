@@ -374,13 +374,7 @@ func (s *Server) registerToolsets(e *echo.Echo) {
 		}
 		doc := s.auth.Metadata()
 		doc.Resource = ts.resource
-		if u, err := url.Parse(ts.metadataURL); err == nil {
-			e.GET(u.Path, func(c echo.Context) error {
-				c.Response().Header().Set("Access-Control-Allow-Origin", "*")
-				c.Response().Header().Set("Cache-Control", "public, max-age=300")
-				return c.JSON(http.StatusOK, doc)
-			})
-		}
+		registerMetadataAt(e, s.log, doc, ts.metadataURL)
 	}
 }
 
