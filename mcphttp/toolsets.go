@@ -369,6 +369,7 @@ func (s *Server) registerToolsets(e *echo.Echo) {
 			methods = methods[1:]
 		}
 		refuseOtherMethods(e, path, methods)
+		e.OPTIONS(path, corsPreflight(s.origins, endpointMethods(s.edge)))
 		if s.auth == nil || ts.metadataURL == "" {
 			continue
 		}
