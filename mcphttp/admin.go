@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -80,26 +81,48 @@ func (a *Admin) SetReady(ready bool) { a.ready.Store(ready) }
 // the admin; everything else asks for the admin credential (requireAdmin).
 func (a *Admin) Register(e *echo.Echo) {
 	e.Use(a.checkRequest)
-	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
-	e.GET("/readyz", a.readyz)
+	probe(e, "/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
+	probe(e, "/readyz", a.readyz)
 	if a.deps.Backends != nil && a.deps.Backends.PinGuard() != nil {
-		e.GET("/pins", a.pinDrift, a.requireAdmin)
+		only(e, []string{http.MethodGet, http.MethodHead}, "/pins", a.pinDrift, a.requireAdmin)
 	}
 	if a.deps.UserOAuth != nil {
-		e.POST("/useroauth/revoke", a.revokeUserTokens, a.requireAdmin)
+		only(e, []string{http.MethodPost}, "/useroauth/revoke", a.revokeUserTokens, a.requireAdmin)
 	}
 	if a.deps.Explain {
-		e.POST("/authz/explain", a.explain)
+		only(e, []string{http.MethodPost}, "/authz/explain", a.explain)
 	}
 	if a.deps.Gatherer != nil {
-		e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(a.deps.Gatherer,
+		only(e, []string{http.MethodGet, http.MethodHead}, "/metrics", echo.WrapHandler(promhttp.HandlerFor(a.deps.Gatherer,
 			promhttp.HandlerOpts{EnableOpenMetrics: true})), a.requireAdmin)
 	}
 	if a.deps.Pprof {
-		e.GET("/debug/pprof/*", echo.WrapHandler(http.HandlerFunc(pprof.Index)), a.requireLoopback, a.requireAdmin)
-		e.GET("/debug/pprof/profile", echo.WrapHandler(http.HandlerFunc(pprof.Profile)), a.requireLoopback, a.requireAdmin)
-		e.GET("/debug/pprof/trace", echo.WrapHandler(http.HandlerFunc(pprof.Trace)), a.requireLoopback, a.requireAdmin)
+		get := []string{http.MethodGet, http.MethodHead}
+		only(e, get, "/debug/pprof/*", echo.WrapHandler(http.HandlerFunc(pprof.Index)), a.requireLoopback, a.requireAdmin)
+		only(e, get, "/debug/pprof/profile", echo.WrapHandler(http.HandlerFunc(pprof.Profile)), a.requireLoopback, a.requireAdmin)
+		only(e, get, "/debug/pprof/trace", echo.WrapHandler(http.HandlerFunc(pprof.Trace)), a.requireLoopback, a.requireAdmin)
 	}
+}
+
+// probe serves a probe's answer to GET, HEAD and OPTIONS alike. Probes use all three:
+// HAProxy's `option httpchk /readyz` sends OPTIONS (its default method), other balancers send
+// HEAD; echo would answer OPTIONS itself with 204 whatever the replica's state, keeping a
+// replica that is not ready in rotation, and HEAD with 405.
+func probe(e *echo.Echo, path string, h echo.HandlerFunc) {
+	only(e, []string{http.MethodGet, http.MethodHead, http.MethodOptions}, path, h)
+}
+
+// only routes path's methods to h and answers every other method, OPTIONS included, with 405
+// and an Allow header naming exactly those methods (echo's own answer lists the methods of
+// every route at the path and answers OPTIONS with 204). A GET route takes HEAD too:
+// net/http sends a HEAD's headers and drops its body.
+func only(e *echo.Echo, methods []string, path string, h echo.HandlerFunc, m ...echo.MiddlewareFunc) {
+	e.Match(methods, path, h, m...)
+	allow := strings.Join(methods, ", ")
+	e.RouteNotFound(path, func(c echo.Context) error {
+		c.Response().Header().Set("Allow", allow)
+		return c.NoContent(http.StatusMethodNotAllowed)
+	})
 }
 
 // checkRequest applies the admin listener's own rules before any route: on a loopback listener

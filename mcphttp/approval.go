@@ -34,9 +34,19 @@ func (s *Server) registerApproval(e *echo.Echo) {
 	if s.confirm.approvals == nil {
 		return
 	}
-	h := echo.WrapHandler(s.confirm.approvals)
-	e.Any(s.confirm.approvals.Path(), h)
-	e.Any(s.confirm.approvals.Path()+"/*", h)
+	routePage(e, s.confirm.approvals.Path(), s.confirm.approvals)
+}
+
+// routePage hands every request under a page's path, whatever its method, to the page's
+// handler, which answers a method it does not take with its own 405, Allow and security
+// headers: echo's e.Any leaves out extension methods (BREW, PROPPATCH), which it answered
+// itself, with JSON, without the headers and with an Allow of every method e.Any routes.
+func routePage(e *echo.Echo, path string, page http.Handler) {
+	h := echo.WrapHandler(page)
+	for _, p := range []string{path, path + "/*"} {
+		e.Any(p, h)
+		e.RouteNotFound(p, h)
+	}
 }
 
 // askApproval answers a call that policy marks `confirm: url` with an input_required result

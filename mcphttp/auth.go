@@ -336,14 +336,20 @@ func (s *Server) registerMetadata(e *echo.Echo) {
 		return
 	}
 	doc := s.auth.Metadata()
-	serve := func(c echo.Context) error {
-		c.Response().Header().Set("Access-Control-Allow-Origin", "*")
-		c.Response().Header().Set("Cache-Control", "public, max-age=300")
-		return c.JSON(http.StatusOK, doc)
+	registerMetadataAt(e, s.log, doc, s.auth.MetadataURL(), rootMetadataURL(doc.Resource))
+}
+
+// registerMetadataAt serves doc, a protected resource metadata document, at the paths of urls.
+// A function, not a method: Server is at its bound of methods.
+func registerMetadataAt(e *echo.Echo, log *slog.Logger, doc authz.ProtectedResourceMetadata, urls ...string) {
+	d, err := metadataDocument(doc)
+	if err != nil {
+		log.Error("protected resource metadata not served", "resource", doc.Resource, "error", err)
+		return
 	}
-	for _, raw := range []string{s.auth.MetadataURL(), rootMetadataURL(doc.Resource)} {
+	for _, raw := range urls {
 		if u, err := url.Parse(raw); err == nil && u.Path != "" {
-			e.GET(u.Path, serve)
+			d.register(e, u.Path)
 		}
 	}
 }

@@ -1,11 +1,8 @@
 package mcphttp
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
@@ -42,6 +39,8 @@ const (
 	DefaultCardDescription = "MCP gateway: many MCP servers behind one endpoint"
 	// cardCacheControl is the draft's caching advice.
 	cardCacheControl = "public, max-age=3600"
+	// cardCORSHeaders are the request headers the draft's CORS headers allow.
+	cardCORSHeaders = "Content-Type, If-None-Match"
 	// metaCardAuthorization is the card's _meta key for how to get a token.
 	metaCardAuthorization = "io.mcp-gateway/authorization"
 )
@@ -118,22 +117,6 @@ func cardPaths(paths []string) []string {
 		out = append(out, strings.TrimSuffix(p, "/")+CardSuffix)
 	}
 	return out
-}
-
-// document is a card or the catalog as served: its bytes, media type and entity tag.
-type document struct {
-	body        []byte
-	contentType string
-	etag        string
-}
-
-func newDocument(v any, contentType string) (*document, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(b)
-	return &document{body: b, contentType: contentType, etag: `"` + hex.EncodeToString(sum[:12]) + `"`}, nil
 }
 
 // cards are the documents served, by path.
@@ -221,7 +204,7 @@ func (s *Server) initCards(name, version string, versions []string) error {
 		if !cardName.MatchString(card.Name) || len(card.Name) > maxCardName {
 			return fmt.Errorf("mcphttp: the Server Card's name %q is not reverse-DNS with one '/': set server.serverCard.name", card.Name)
 		}
-		doc, err := newDocument(card, CardMediaType)
+		doc, err := newDocument(card, CardMediaType, cardCacheControl, cardCORSHeaders)
 		if err != nil {
 			return err
 		}
@@ -231,7 +214,7 @@ func (s *Server) initCards(name, version string, versions []string) error {
 			Type: CardMediaType, URL: strings.TrimSuffix(ep.url, "/") + CardSuffix})
 	}
 	if cc.AICatalog {
-		doc, err := newDocument(aiCatalog{SpecVersion: "1.0", Entries: entries}, CatalogMediaType)
+		doc, err := newDocument(aiCatalog{SpecVersion: "1.0", Entries: entries}, CatalogMediaType, cardCacheControl, cardCORSHeaders)
 		if err != nil {
 			return err
 		}
@@ -336,60 +319,13 @@ func (s *Server) sortedSets() []*toolset {
 	return out
 }
 
-// registerCards serves the documents: GET and HEAD, an OPTIONS preflight, 405 for the rest.
-// They are public by design (no token, any origin) and need no admission: they are bytes
-// in memory, as the protected resource metadata is.
+// registerCards serves the documents to anyone (no token, any origin), with no admission: they
+// are bytes in memory, as the protected resource metadata is.
 func (s *Server) registerCards(e *echo.Echo) {
 	if s.cards == nil {
 		return
 	}
 	for path, doc := range s.cards.docs {
-		e.Match([]string{http.MethodGet, http.MethodHead}, path, doc.serve)
-		e.OPTIONS(path, preflight)
-		e.Match([]string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}, path, func(c echo.Context) error {
-			cors(c.Response().Header())
-			c.Response().Header().Set("Allow", "GET, HEAD, OPTIONS")
-			return c.NoContent(http.StatusMethodNotAllowed)
-		})
+		doc.register(e, path)
 	}
-}
-
-// cors sets the headers the draft requires of a card's responses.
-func cors(h http.Header) {
-	h.Set("Access-Control-Allow-Origin", "*")
-	h.Set("Access-Control-Allow-Methods", "GET")
-	h.Set("Access-Control-Allow-Headers", "Content-Type, If-None-Match")
-	h.Set("Access-Control-Expose-Headers", "ETag")
-}
-
-func preflight(c echo.Context) error {
-	cors(c.Response().Header())
-	return c.NoContent(http.StatusNoContent)
-}
-
-// serve answers with the document, or 304 when the client holds it already.
-func (d *document) serve(c echo.Context) error {
-	h := c.Response().Header()
-	cors(h)
-	h.Set("Cache-Control", cardCacheControl)
-	h.Set("ETag", d.etag)
-	h.Set("X-Content-Type-Options", "nosniff")
-	if matchesETag(c.Request().Header.Values("If-None-Match"), d.etag) {
-		return c.NoContent(http.StatusNotModified)
-	}
-	return c.Blob(http.StatusOK, d.contentType, d.body)
-}
-
-// matchesETag reports whether If-None-Match values name etag (weak comparison, RFC 9110
-// §13.1.2) or are "*".
-func matchesETag(values []string, etag string) bool {
-	for _, v := range values {
-		for _, tag := range strings.Split(v, ",") {
-			tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
-			if tag == "*" || tag == etag {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -53,6 +53,7 @@ type Config struct {
 	MaxBodyBytes int64 `yaml:"maxBodyBytes"`
 	// AllowedOrigins lists browser origins (scheme://host[:port]) allowed to call the endpoint,
 	// besides the public URL's own origin. "*" allows any. A request with another Origin gets 403.
+	// A page of a listed origin gets CORS: its preflight is answered and it may read the answers.
 	AllowedOrigins []string `yaml:"allowedOrigins"`
 	// MaxJSONDepth bounds the nesting of a request body. Default jsonrpc.DefaultMaxDepth.
 	MaxJSONDepth int `yaml:"maxJSONDepth"`

@@ -34,9 +34,7 @@ func (s *Server) registerConnect(e *echo.Echo) {
 	if s.userOAuth == nil {
 		return
 	}
-	h := echo.WrapHandler(s.userOAuth)
-	e.Any(s.userOAuth.Path(), h)
-	e.Any(s.userOAuth.Path()+"/*", h)
+	routePage(e, s.userOAuth.Path(), s.userOAuth)
 }
 
 // connect is stage connect: the caller's token for a per-user backend, or an answer sending

@@ -232,11 +232,17 @@ func newOriginPolicy(cfg Config, loopback bool) originPolicy {
 var errForbiddenOrigin = &Error{Status: http.StatusForbidden, Outcome: outcomeDenied,
 	RPC: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Forbidden: origin not allowed")}
 
+// errForbiddenHost is the DNS-rebinding refusal: it names the Host, which the client sent (a
+// name of its own for 127.0.0.1, or none, in HTTP/1.0), not an Origin, which it may not have.
+var errForbiddenHost = &Error{Status: http.StatusForbidden, Outcome: outcomeDenied,
+	RPC: jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "Forbidden: this endpoint listens on a loopback address; "+
+		"the Host header must name it (localhost, 127.0.0.1 or [::1])")}
+
 func (p originPolicy) check(r *http.Request) error {
 	// A loopback listener reached through a non-loopback Host name is the signature of DNS
 	// rebinding: a web page's name resolved to 127.0.0.1.
 	if p.loopback && !loopback.HostPort(r.Host) {
-		return errForbiddenOrigin
+		return errForbiddenHost
 	}
 	origins := r.Header.Values("Origin")
 	if len(origins) > 1 {

@@ -324,6 +324,7 @@ func (s *Server) Register(e *echo.Echo) {
 		methods = methods[1:]
 	}
 	refuseOtherMethods(e, s.cfg.Path, methods)
+	e.OPTIONS(s.cfg.Path, corsPreflight(s.origins, endpointMethods(s.edge)))
 }
 
 // refuseOtherMethods answers 405 with Allow: POST to the methods named at an MCP endpoint's path
@@ -382,6 +383,7 @@ func (s *Server) serve(c echo.Context, run func(x *request) error) error {
 	x.set = s.endpointSet(c)
 	x.requestIDValue = []string{x.requestID}
 	x.client.w.Header()[mcpheader.RequestID] = x.requestIDValue
+	s.origins.allowCORS(r, x.client.w.Header())
 	// Every log line of this request, the authorization decision included, carries its ids.
 	x.ctx = logging.WithRequest(x.ctx, x.requestID, traceID(r.Header.Get(mcpheader.TraceParent)))
 	x.client.ctx, x.client.requestID = x.ctx, x.requestID

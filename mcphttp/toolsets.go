@@ -411,18 +411,13 @@ func (s *Server) registerToolsets(e *echo.Echo) {
 			methods = methods[1:]
 		}
 		refuseOtherMethods(e, path, methods)
+		e.OPTIONS(path, corsPreflight(s.origins, endpointMethods(s.edge)))
 		if s.auth == nil || ts.metadataURL == "" {
 			continue
 		}
 		doc := s.auth.Metadata()
 		doc.Resource = ts.resource
-		if u, err := url.Parse(ts.metadataURL); err == nil {
-			e.GET(u.Path, func(c echo.Context) error {
-				c.Response().Header().Set("Access-Control-Allow-Origin", "*")
-				c.Response().Header().Set("Cache-Control", "public, max-age=300")
-				return c.JSON(http.StatusOK, doc)
-			})
-		}
+		registerMetadataAt(e, s.log, doc, ts.metadataURL)
 	}
 }
 

@@ -17,7 +17,9 @@ import (
 // with the prefixed callback as its redirect URI.
 func TestApprovalPageBehindPathPrefix(t *testing.T) {
 	const public = "https://mcp.test.invalid/team-a/mcp"
-	iss := newIssuer(t)
+	// An issuer with an authorization endpoint, where the page sends the browser to sign in.
+	iss := startIssuer(t, devissuer.Options{Audience: testResource, WebClients: map[string]devissuer.WebClient{
+		"gateway-approval": {RedirectURIs: []string{"https://mcp.test.invalid/team-a/approval/callback"}}}})
 	alpha := mcptest.StartServer(t, "alpha")
 	gw := startTestGateway(t, func(c *Config) {
 		trustIssuers(c, iss)

@@ -104,3 +104,48 @@ func TestReadinessRefusesOldRedis(t *testing.T) {
 		t.Errorf("/readyz with the same Redis announcing its own version: %d %+v, want 200", status, body)
 	}
 }
+
+// TestProbesAnswerEveryProbeMethod: /readyz and /healthz answer HEAD and OPTIONS as they answer
+// GET, with the replica's real status: HAProxy's `option httpchk /readyz` sends
+// "OPTIONS /readyz HTTP/1.0" (OPTIONS is its default method) and other balancers send HEAD, and
+// a 204 to OPTIONS whatever the replica's state kept a replica without Redis in rotation. Every
+// other method is 405 with the Allow of the methods served, on these and the admin's other routes.
+func TestProbesAnswerEveryProbeMethod(t *testing.T) {
+	redis := testredis.Start(t)
+	gw := startTestGateway(t, func(c *Config) { c.Redis.URL = redis.URL() }, mcptest.StartServer(t, "alpha"))
+	probe := func(method, path string) reply {
+		// Declared an empty JSON body, so that the admin listener's body check lets a POST through
+		// to the route.
+		return rawExchange(t, gw.Admin, method+" "+path+" HTTP/1.0\r\nContent-Type: application/json\r\nContent-Length: 0\r\n\r\n")
+	}
+	check := func(state string, want int) {
+		t.Helper()
+		for path, want := range map[string]int{"/readyz": want, "/healthz": http.StatusOK} { // alive whatever Redis does
+			for _, method := range []string{http.MethodGet, http.MethodHead, http.MethodOptions} {
+				got := probe(method, path)
+				if got.status != want {
+					t.Errorf("%s: %s %s is %d, want %d", state, method, path, got.status, want)
+				}
+				if method == http.MethodHead && got.body != "" {
+					t.Errorf("%s: HEAD %s has a body: %q", state, path, got.body)
+				}
+			}
+		}
+	}
+	check("Redis up", http.StatusOK)
+	for path, allow := range map[string]string{"/readyz": "GET, HEAD, OPTIONS", "/healthz": "GET, HEAD, OPTIONS", "/metrics": "GET, HEAD"} {
+		for _, method := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodTrace, "BREW"} {
+			if got := probe(method, path); got.status != http.StatusMethodNotAllowed || got.header.Get("Allow") != allow {
+				t.Errorf("%s %s: %d, Allow %q; want 405, Allow %q", method, path, got.status, got.header.Get("Allow"), allow)
+			}
+		}
+	}
+	if got := probe(http.MethodHead, "/metrics"); got.status != http.StatusOK {
+		t.Errorf("HEAD /metrics: %d", got.status)
+	}
+	if got := probe(http.MethodOptions, "/metrics"); got.status != http.StatusMethodNotAllowed || got.header.Get("Allow") != "GET, HEAD" {
+		t.Errorf("OPTIONS /metrics: %d, Allow %q", got.status, got.header.Get("Allow"))
+	}
+	redis.Stop()
+	check("Redis down", http.StatusServiceUnavailable)
+}

@@ -134,17 +134,24 @@ func (is *issuer) known() (provided, error) {
 	return provided{}, nil
 }
 
-// endpointsNamed judges the endpoints the gateway itself goes to that p's discovery document
-// names, the token endpoint (which receives the code and client secret) and the key set, as
-// URLs the issuer names (egress.Named): an issuer elsewhere cannot send them to this machine's
-// loopback or the cloud metadata service. What their names resolve to is judged when dialled
-// (issuerClient).
+// endpointsNamed judges the endpoints p's discovery document names as URLs the issuer names
+// (egress.Named): the token endpoint (which receives the code and client secret) and the key
+// set, which the gateway itself goes to, so that an issuer elsewhere cannot send them to this
+// machine's loopback or the cloud metadata service (what their names resolve to is judged when
+// dialled, issuerClient); and the authorization endpoint, where the browser is sent with the
+// sign-in's state, nonce and PKCE challenge, which must be there and absolute, https (http only
+// on a loopback host), as a per-user OAuth backend's authorization server's must: an empty or
+// relative one sent the browser back to the gateway's own page, round after round.
 func endpointsNamed(issuerURL string, p *oidc.Provider) error {
 	var meta struct {
 		JWKSURI string `json:"jwks_uri"`
 	}
 	_ = p.Claims(&meta)
-	for _, u := range []string{p.Endpoint().TokenURL, meta.JWKSURI} {
+	e := p.Endpoint()
+	if e.AuthURL == "" || e.TokenURL == "" {
+		return errors.New("the discovery document names no authorization_endpoint or no token_endpoint")
+	}
+	for _, u := range []string{e.AuthURL, e.TokenURL, meta.JWKSURI} {
 		if u == "" {
 			continue
 		}
@@ -194,9 +201,5 @@ func ProbeSignIn(ctx context.Context, issuerURL string) (authURL, tokenURL strin
 	if err := endpointsNamed(issuerURL, p); err != nil {
 		return "", "", err
 	}
-	e := p.Endpoint()
-	if e.AuthURL == "" || e.TokenURL == "" {
-		return "", "", errors.New("the discovery document names no authorization_endpoint or no token_endpoint")
-	}
-	return e.AuthURL, e.TokenURL, nil
+	return p.Endpoint().AuthURL, p.Endpoint().TokenURL, nil
 }
