@@ -27,6 +27,7 @@ says what to change.
 {{- $errs = concat $errs (include "mcp-gateway.validatePins" . | fromYamlArray) }}
 {{- $errs = concat $errs (include "mcp-gateway.validatePDB" . | fromYamlArray) }}
 {{- $errs = concat $errs (include "mcp-gateway.validateVolumes" . | fromYamlArray) }}
+{{- $errs = concat $errs (include "mcp-gateway.validateURLPasswords" . | fromYamlArray) }}
 {{- $errs = concat $errs (include "mcp-gateway.validateRequests" (list "resources" .Values.resources) | fromYamlArray) }}
 {{- if .Values.redis.internal.enabled }}
 {{- $errs = concat $errs (include "mcp-gateway.validateRequests" (list "redis.internal.resources" .Values.redis.internal.resources) | fromYamlArray) }}
@@ -319,5 +320,45 @@ read (an exponent) is left to the API server.
 {{- $suffix := trimPrefix $num . }}
 {{- if and $num (hasKey $units $suffix) }}
 {{- mulf (float64 $num) (get $units $suffix) | printf "%.0f" }}
+{{- end }}
+{{- end }}
+
+{{/*
+A URL with a password in its user information: the gateway takes one (a backend's or an
+interceptor's as Basic authorization, Redis's as its AUTH), but config.yaml is a ConfigMap, which
+more people and tools may read than a Secret, so the password would be in clear there. Every
+string of config is looked at, whatever key holds it, and redis.url. The message names where,
+never the value.
+*/}}
+{{- define "mcp-gateway.validateURLPasswords" -}}
+{{- $errs := list }}
+{{- $paths := include "mcp-gateway.urlPasswordPaths" (list "config" .Values.config) | splitList "\n" | compact }}
+{{- if include "mcp-gateway.urlPasswordPaths" (list "redis.url" .Values.redis.url) }}
+{{- $errs = append $errs "redis.url carries a password in its user information, which would be written in clear into the ConfigMap: give it as redis.password or redis.existingSecret (a user name may stay in the URL)" }}
+{{- end }}
+{{- range $paths }}
+{{- $errs = append $errs (printf "%s is a URL with a password in its user information, which would be written in clear into the ConfigMap: leave the user information out and send the credentials from a secret file instead, e.g. headers: {Authorization: {file: %s/<name>}} with \"Basic <base64 of user:password>\" in secrets.files or secrets.existingSecret" . (include "mcp-gateway.secretsDir" $)) }}
+{{- end }}
+{{- toYaml $errs }}
+{{- end }}
+
+{{/*
+The paths under (list path value) of the strings that are URLs with a password in their user
+information, one a line. As url.Parse reads them: the authority runs to the first "/", "?" or
+"#", and the user information to its last "@".
+*/}}
+{{- define "mcp-gateway.urlPasswordPaths" -}}
+{{- $path := index . 0 }}
+{{- $v := index . 1 }}
+{{- if kindIs "map" $v }}
+{{- range $k, $x := $v }}
+{{- include "mcp-gateway.urlPasswordPaths" (list (printf "%s.%s" $path $k) $x) }}
+{{- end }}
+{{- else if kindIs "slice" $v }}
+{{- range $i, $x := $v }}
+{{- include "mcp-gateway.urlPasswordPaths" (list (printf "%s[%d]" $path $i) $x) }}
+{{- end }}
+{{- else if and (kindIs "string" $v) (regexMatch "^[A-Za-z][A-Za-z0-9+.-]*://[^/?#@]*:[^/?#]*@" $v) }}
+{{- printf "%s\n" $path }}
 {{- end }}
 {{- end }}

@@ -1,0 +1,67 @@
+package helm
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// TestURLPasswordsStayOutOfTheConfigMap: a URL whose user information carries a password is a
+// credential the gateway uses (a backend's or an interceptor's Basic authorization, Redis's
+// AUTH), and config.yaml is a ConfigMap, readable by more people and tools than a Secret. Such a
+// URL is refused wherever it stands, redis.url and every string of config, and the refusal names
+// where without quoting the password. A URL with a user name alone, or an "@" past the authority,
+// renders as given.
+func TestURLPasswordsStayOutOfTheConfigMap(t *testing.T) {
+	h := newHelm(t)
+	const pw = "Pw-0f-the-test"
+	backend := func(url string) []string {
+		return []string{"config.upstreams[0].name=github", "config.upstreams[0].url=" + url}
+	}
+	refused := []struct {
+		name string
+		sets []string
+		want string
+	}{
+		{"redis", []string{"redis.url=rediss://default:" + pw + "@redis.data:6380/0"}, "redis.url carries a password"},
+		{"redis, password alone", []string{"redis.url=redis://:" + pw + "@redis.data:6379"}, "redis.url carries a password"},
+		{"backend", backend("https://ops:" + pw + "@mcp.internal/mcp"), "config.upstreams[0].url is a URL with a password"},
+		{"backend, an @ in the password", backend("http://ops:a@" + pw + "@mcp.internal:8080/mcp"), "config.upstreams[0].url is a URL with a password"},
+		{"interceptor", []string{"config.interceptors[0].name=dlp", "config.interceptors[0].url=http://:" + pw + "@dlp.internal/mcp",
+			"config.interceptors[0].type=validation", "config.interceptors[0].rules[0].tools[0]=*"}, "config.interceptors[0].url is a URL with a password"},
+		{"a secret's inline value", []string{"config.tracing.endpoint=http://otel:4318", "config.tracing.headers.X-Target.value=https://u:" + pw + "@example.com/"},
+			"config.tracing.headers.X-Target.value is a URL with a password"},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := h.template(t, []string{"minimal.yaml"}, tc.sets...)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("rendering: %v, want a refusal containing %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), pw) {
+				t.Errorf("the refusal quotes the password: %v", err)
+			}
+		})
+	}
+	rendered := []struct {
+		name, url string
+	}{
+		{"a user name alone", "https://ops@mcp.internal/mcp"},
+		{"a user name and a port", "http://ops@mcp.internal:8080/mcp"},
+		{"an @ in the path", "https://mcp.internal/a:b@c/mcp"},
+		{"an @ in the query", "https://mcp.internal/mcp?u=a:b@c"},
+		{"an IPv6 host", "http://[fd00::1]:8080/mcp"},
+	}
+	for _, tc := range rendered {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := h.renderMinimal(t, backend(tc.url)...)
+			cfg := parseConfig(t, find[*corev1.ConfigMap](t, m, fullname))
+			if len(cfg.Upstreams) != 1 || cfg.Upstreams[0].URL != tc.url {
+				t.Errorf("config.yaml upstreams %+v, want the one backend at %s", cfg.Upstreams, tc.url)
+			}
+		})
+	}
+}
