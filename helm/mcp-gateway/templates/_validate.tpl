@@ -27,7 +27,7 @@ says what to change.
 {{- $errs = concat $errs (include "mcp-gateway.validatePins" . | fromYamlArray) }}
 {{- $errs = concat $errs (include "mcp-gateway.validatePDB" . | fromYamlArray) }}
 {{- $errs = concat $errs (include "mcp-gateway.validateVolumes" . | fromYamlArray) }}
-{{- $errs = concat $errs (include "mcp-gateway.validateURLPasswords" . | fromYamlArray) }}
+{{- $errs = concat $errs (include "mcp-gateway.validateClearSecrets" . | fromYamlArray) }}
 {{- $errs = concat $errs (include "mcp-gateway.validateRequests" (list "resources" .Values.resources) | fromYamlArray) }}
 {{- if .Values.redis.internal.enabled }}
 {{- $errs = concat $errs (include "mcp-gateway.validateRequests" (list "redis.internal.resources" .Values.redis.internal.resources) | fromYamlArray) }}
@@ -324,41 +324,57 @@ read (an exponent) is left to the API server.
 {{- end }}
 
 {{/*
-A URL with a password in its user information: the gateway takes one (a backend's or an
-interceptor's as Basic authorization, Redis's as its AUTH), but config.yaml is a ConfigMap, which
-more people and tools may read than a Secret, so the password would be in clear there. Every
-string of config is looked at, whatever key holds it, and redis.url. The message names where,
-never the value.
+Secrets the chart would write in clear outside a Secret, in two shapes:
+- a URL with a password in its user information: the gateway takes one (a backend's or an
+  interceptor's as Basic authorization, Redis's as its AUTH), but config.yaml is a ConfigMap,
+  which more people and tools may read than a Secret. Every string of config is looked at,
+  whatever key holds it, and redis.url.
+- a variable config reads a secret from ({env: NAME}) given a literal value in extraEnv, which
+  puts the secret into the Deployment's pod template.
+The messages name where, never the value.
 */}}
-{{- define "mcp-gateway.validateURLPasswords" -}}
+{{- define "mcp-gateway.validateClearSecrets" -}}
 {{- $errs := list }}
-{{- $paths := include "mcp-gateway.urlPasswordPaths" (list "config" .Values.config) | splitList "\n" | compact }}
-{{- if include "mcp-gateway.urlPasswordPaths" (list "redis.url" .Values.redis.url) }}
+{{- if include "mcp-gateway.secretScan" (list "redis.url" .Values.redis.url) }}
 {{- $errs = append $errs "redis.url carries a password in its user information, which would be written in clear into the ConfigMap: give it as redis.password or redis.existingSecret (a user name may stay in the URL)" }}
 {{- end }}
-{{- range $paths }}
-{{- $errs = append $errs (printf "%s is a URL with a password in its user information, which would be written in clear into the ConfigMap: leave the user information out and send the credentials from a secret file instead, e.g. headers: {Authorization: {file: %s/<name>}} with \"Basic <base64 of user:password>\" in secrets.files or secrets.existingSecret" . (include "mcp-gateway.secretsDir" $)) }}
+{{- $envRefs := dict }}
+{{- range include "mcp-gateway.secretScan" (list "config" .Values.config) | splitList "\n" | compact }}
+{{- $f := splitList " " . }}
+{{- if eq (index $f 0) "url" }}
+{{- $errs = append $errs (printf "%s is a URL with a password in its user information, which would be written in clear into the ConfigMap: leave the user information out and send the credentials from a secret file instead, e.g. headers: {Authorization: {file: %s/<name>}} with \"Basic <base64 of user:password>\" in secrets.files or secrets.existingSecret" (index $f 1) (include "mcp-gateway.secretsDir" $)) }}
+{{- else }}
+{{- $_ := set $envRefs (index $f 1) (index $f 2) }}
+{{- end }}
+{{- end }}
+{{- range .Values.extraEnv }}
+{{- if and (hasKey $envRefs (toString .name)) (hasKey . "value") }}
+{{- $errs = append $errs (printf "extraEnv %s: %s reads a secret from it, and a literal value would be written in clear into the Deployment: give it with valueFrom.secretKeyRef, or read the secret from a file of secrets.files or secrets.existingSecret" .name (get $envRefs (toString .name))) }}
+{{- end }}
 {{- end }}
 {{- toYaml $errs }}
 {{- end }}
 
 {{/*
-The paths under (list path value) of the strings that are URLs with a password in their user
-information, one a line. As url.Parse reads them: the authority runs to the first "/", "?" or
-"#", and the user information to its last "@".
+The secrets under (list path value), one a line: "url <path>" for a string that is a URL with a
+password in its user information (as url.Parse reads it: the authority runs to the first "/",
+"?" or "#", the user information to its last "@"), "env <NAME> <path>" for a secret read from a
+variable ({env: NAME}, beside no key but file and value).
 */}}
-{{- define "mcp-gateway.urlPasswordPaths" -}}
+{{- define "mcp-gateway.secretScan" -}}
 {{- $path := index . 0 }}
 {{- $v := index . 1 }}
-{{- if kindIs "map" $v }}
+{{- if and (kindIs "map" $v) (kindIs "string" $v.env) (not (omit $v "env" "file" "value")) }}
+{{- printf "env %s %s.env\n" $v.env $path }}
+{{- else if kindIs "map" $v }}
 {{- range $k, $x := $v }}
-{{- include "mcp-gateway.urlPasswordPaths" (list (printf "%s.%s" $path $k) $x) }}
+{{- include "mcp-gateway.secretScan" (list (printf "%s.%s" $path $k) $x) }}
 {{- end }}
 {{- else if kindIs "slice" $v }}
 {{- range $i, $x := $v }}
-{{- include "mcp-gateway.urlPasswordPaths" (list (printf "%s[%d]" $path $i) $x) }}
+{{- include "mcp-gateway.secretScan" (list (printf "%s[%d]" $path $i) $x) }}
 {{- end }}
 {{- else if and (kindIs "string" $v) (regexMatch "^[A-Za-z][A-Za-z0-9+.-]*://[^/?#@]*:[^/?#]*@" $v) }}
-{{- printf "%s\n" $path }}
+{{- printf "url %s\n" $path }}
 {{- end }}
 {{- end }}

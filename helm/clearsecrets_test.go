@@ -65,3 +65,37 @@ func TestURLPasswordsStayOutOfTheConfigMap(t *testing.T) {
 		})
 	}
 }
+
+// TestSecretVariablesNotLiteral: a variable config reads a secret from ({env: NAME}) given a
+// literal value in extraEnv writes the secret into the Deployment, which more may read than a
+// Secret; it is refused, naming the variable and the setting, never the value. The same
+// variable from a Secret (valueFrom) renders, and so does a literal variable config does not
+// read a secret from.
+func TestSecretVariablesNotLiteral(t *testing.T) {
+	h := newHelm(t)
+	const token = "Bearer tok-0f-the-test"
+	sets := func(env ...string) []string {
+		return append([]string{"config.upstreams[0].name=github", "config.upstreams[0].url=https://mcp.internal/mcp",
+			"config.upstreams[0].headers.Authorization.env=GITHUB_TOKEN"}, env...)
+	}
+	t.Run("literal", func(t *testing.T) {
+		t.Parallel()
+		_, err := h.template(t, []string{"minimal.yaml"}, sets("extraEnv[0].name=GITHUB_TOKEN", "extraEnv[0].value="+token)...)
+		want := "extraEnv GITHUB_TOKEN: config.upstreams[0].headers.Authorization.env reads a secret from it"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("rendering: %v, want a refusal containing %q", err, want)
+		}
+		if strings.Contains(err.Error(), "tok-0f-the-test") {
+			t.Errorf("the refusal quotes the secret: %v", err)
+		}
+	})
+	t.Run("from a Secret", func(t *testing.T) {
+		t.Parallel()
+		h.renderMinimal(t, sets("extraEnv[0].name=GITHUB_TOKEN",
+			"extraEnv[0].valueFrom.secretKeyRef.name=github", "extraEnv[0].valueFrom.secretKeyRef.key=token")...)
+	})
+	t.Run("a literal config reads no secret from", func(t *testing.T) {
+		t.Parallel()
+		h.renderMinimal(t, sets("extraEnv[0].name=GITHUB_ORG", "extraEnv[0].value=acme")...)
+	})
+}
