@@ -12,7 +12,7 @@ says what to change.
 {{- if not (regexMatch "^[a-z]([-a-z0-9]*[a-z0-9])?$" $fullname) }}
 {{- $errs = append $errs (printf "the resources are named %q (from the release name, or fullnameOverride), which a Service cannot be named: lower-case letters, digits and '-' only, opening with a letter; set fullnameOverride to such a name" $fullname) }}
 {{- end }}
-{{- $redis := include "mcp-gateway.redisURL" . }}
+{{- $redis := or (include "mcp-gateway.redisURL" .) (.Values.config.redis | default dict).addrs }}
 {{- if and (not $redis) (or (gt (int .Values.replicaCount) 1) .Values.autoscaling.enabled) }}
 {{- $errs = append $errs "replicaCount > 1 or autoscaling.enabled needs shared state: set redis.url (external Redis) or redis.internal.enabled=true; the in-memory store serves one replica only" }}
 {{- end }}
@@ -154,8 +154,14 @@ says what to change.
 {{- if hasKey .Values.config "mrtr" }}
 {{- $errs = append $errs "config.mrtr is set by the chart: use mrtr.keys and mrtr.ttl" }}
 {{- end }}
-{{- if hasKey .Values.config "redis" }}
-{{- $errs = append $errs "config.redis is set by the chart: use redis.url, redis.password or redis.internal" }}
+{{- $redisCfg := .Values.config.redis | default dict }}
+{{- range $key := list "url" "password" }}
+{{- if hasKey $redisCfg $key }}
+{{- $errs = append $errs (printf "config.redis.%s is set by the chart: use redis.%s (or redis.internal)" $key (ternary "url" "password or redis.existingSecret" (eq $key "url"))) }}
+{{- end }}
+{{- end }}
+{{- if and $redisCfg.addrs (or .Values.redis.url .Values.redis.internal.enabled) }}
+{{- $errs = append $errs "config.redis.addrs names the Redis servers (Sentinel or Cluster) instead of redis.url or redis.internal.enabled: set one of them" }}
 {{- end }}
 {{- /* The same settings through the command line or the environment, which override
 config.yaml: a flag with one or two dashes, its value after '=' or next, or an MCPGW_* variable. */}}
