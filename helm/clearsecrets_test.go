@@ -31,7 +31,7 @@ func TestURLPasswordsStayOutOfTheConfigMap(t *testing.T) {
 		{"interceptor", []string{"config.interceptors[0].name=dlp", "config.interceptors[0].url=http://:" + pw + "@dlp.internal/mcp",
 			"config.interceptors[0].type=validation", "config.interceptors[0].rules[0].tools[0]=*"}, "config.interceptors[0].url is a URL with a password"},
 		{"a secret's inline value", []string{"config.tracing.endpoint=http://otel:4318", "config.tracing.headers.X-Target.value=https://u:" + pw + "@example.com/"},
-			"config.tracing.headers.X-Target.value is a URL with a password"},
+			"config.tracing.headers.X-Target.value gives a secret inline"},
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,5 +90,43 @@ func TestSecretVariablesNotLiteral(t *testing.T) {
 	t.Run("a literal config reads no secret from", func(t *testing.T) {
 		t.Parallel()
 		h.renderMinimal(t, sets("extraEnv[0].name=GITHUB_ORG", "extraEnv[0].value=acme")...)
+	})
+}
+
+// TestInlineSecretsRefused: a secret of config given inline ({value: ...}, the gateway's form for
+// development) would stand in clear in the ConfigMap; it is refused wherever config has a
+// secret (a backend's or an interceptor's header, a tracing header, a client secret), naming
+// where and never the value, and the same secret from a file renders.
+func TestInlineSecretsRefused(t *testing.T) {
+	h := newHelm(t)
+	const secret = "inline-s3cret-of-the-test"
+	backend := []string{"config.upstreams[0].name=github", "config.upstreams[0].url=https://mcp.internal/mcp"}
+	for _, tc := range []struct {
+		name string
+		sets []string
+		want string
+	}{
+		{"a backend's header", append(backend, "config.upstreams[0].headers.Authorization.value=Bearer "+secret),
+			"config.upstreams[0].headers.Authorization.value gives a secret inline"},
+		{"a backend's client secret", append(backend, "config.upstreams[0].auth.type=clientCredentials",
+			"config.upstreams[0].auth.tokenURL=https://idp.internal/token", "config.upstreams[0].auth.clientID=gw",
+			"config.upstreams[0].auth.clientSecret.value="+secret), "config.upstreams[0].auth.clientSecret.value gives a secret inline"},
+		{"an interceptor's header", []string{"config.interceptors[0].name=dlp", "config.interceptors[0].url=http://dlp/mcp",
+			"config.interceptors[0].type=validation", "config.interceptors[0].rules[0].tools[0]=*",
+			"config.interceptors[0].headers.Authorization.value=" + secret}, "config.interceptors[0].headers.Authorization.value gives a secret inline"},
+		{"a tracing header", []string{"config.tracing.endpoint=http://otel:4318", "config.tracing.headers.X-Api-Key.value=" + secret},
+			"config.tracing.headers.X-Api-Key.value gives a secret inline"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if err := h.refused(t, tc.want, tc.sets...); strings.Contains(err.Error(), secret) {
+				t.Errorf("the refusal quotes the secret: %v", err)
+			}
+		})
+	}
+	t.Run("from a file", func(t *testing.T) {
+		t.Parallel()
+		h.renderMinimal(t, append(backend, "config.upstreams[0].headers.Authorization.file=/etc/mcp-gateway/secrets/github",
+			"secrets.files.github=Bearer "+secret)...)
 	})
 }

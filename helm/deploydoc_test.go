@@ -145,6 +145,7 @@ var deployClaims = []deployClaim{
 	{opens: "- any key of the values is misspelt", tests: []string{"helm:TestValuesTyposRefused", "helm:TestChart"}},
 	{opens: "- `config.server.publicURL` is not an http(s) URL", tests: []string{"helm:TestChart", "internal/gateway:TestPublishedURLsCarryNoUserInfo"}},
 	{opens: "- a URL with a password in its user information stands in `redis.url`", tests: []string{"helm:TestURLPasswordsStayOutOfTheConfigMap"}},
+	{opens: "- a secret of `config` is given inline (`{value: …}`", tests: []string{"helm:TestInlineSecretsRefused"}},
 	{opens: "- `extraEnv` gives a literal `value` to a variable the configuration reads a secret from", tests: []string{"helm:TestSecretVariablesNotLiteral"}},
 	{opens: "- a setting that takes one of a few words", tests: []string{"helm:TestChart", "helm:TestValuesSchemaMatchesTypes"}},
 	{opens: "The chart needs Kubernetes 1.30 or later", tests: []string{"helm:checkDrain", "helm:TestChart"}},

@@ -337,6 +337,8 @@ Secrets the chart would write in clear outside a Secret, in two shapes:
   whatever key holds it, and redis.url.
 - a variable config reads a secret from ({env: NAME}) given a literal value in extraEnv, which
   puts the secret into the Deployment's pod template.
+- a secret of config given inline ({value: ...}, the gateway's form for development), which
+  config.yaml would hold in clear.
 The messages name where, never the value.
 */}}
 {{- define "mcp-gateway.validateClearSecrets" -}}
@@ -347,7 +349,9 @@ The messages name where, never the value.
 {{- $envRefs := dict }}
 {{- range include "mcp-gateway.secretScan" (list "config" .Values.config) | splitList "\n" | compact }}
 {{- $f := splitList " " . }}
-{{- if eq (index $f 0) "url" }}
+{{- if eq (index $f 0) "value" }}
+{{- $errs = append $errs (printf "%s gives a secret inline, which would be written in clear into the ConfigMap: use {file: %s/<name>} with the file from secrets.files or secrets.existingSecret" (index $f 1) (include "mcp-gateway.secretsDir" $)) }}
+{{- else if eq (index $f 0) "url" }}
 {{- $errs = append $errs (printf "%s is a URL with a password in its user information, which would be written in clear into the ConfigMap: leave the user information out and send the credentials from a secret file instead, e.g. headers: {Authorization: {file: %s/<name>}} with \"Basic <base64 of user:password>\" in secrets.files or secrets.existingSecret" (index $f 1) (include "mcp-gateway.secretsDir" $)) }}
 {{- else }}
 {{- $_ := set $envRefs (index $f 1) (index $f 2) }}
@@ -365,12 +369,14 @@ The messages name where, never the value.
 The secrets under (list path value), one a line: "url <path>" for a string that is a URL with a
 password in its user information (as url.Parse reads it: the authority runs to the first "/",
 "?" or "#", the user information to its last "@"), "env <NAME> <path>" for a secret read from a
-variable ({env: NAME}, beside no key but file and value).
+variable ({env: NAME}, beside no key but file and value), "value <path>" for a secret given inline.
 */}}
 {{- define "mcp-gateway.secretScan" -}}
 {{- $path := index . 0 }}
 {{- $v := index . 1 }}
-{{- if and (kindIs "map" $v) (kindIs "string" $v.env) (not (omit $v "env" "file" "value")) }}
+{{- if and (kindIs "map" $v) (hasKey $v "value") (not (omit $v "env" "file" "value")) }}
+{{- printf "value %s.value\n" $path }}
+{{- else if and (kindIs "map" $v) (kindIs "string" $v.env) (not (omit $v "env" "file" "value")) }}
 {{- printf "env %s %s.env\n" $v.env $path }}
 {{- else if kindIs "map" $v }}
 {{- range $k, $x := $v }}
