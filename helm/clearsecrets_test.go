@@ -9,9 +9,10 @@ import (
 
 // TestURLPasswordsStayOutOfTheConfigMap: a URL whose user information carries a password is a
 // credential the gateway uses (a backend's or an interceptor's Basic authorization, Redis's
-// AUTH), and config.yaml is a ConfigMap, readable by more people and tools than a Secret. Such a
-// URL is refused wherever it stands, redis.url and every string of config, and the refusal names
-// where without quoting the password. A URL with a user name alone, or an "@" past the authority,
+// AUTH), and config.yaml is a ConfigMap, readable by more people and tools than a Secret, as is
+// the Deployment that holds extraArgs and extraEnv. Such a URL is refused wherever it stands,
+// redis.url, every string of config, a flag or a literal variable (a backend given by --upstream
+// or MCPGW_UPSTREAMS), and the refusal names where without quoting the password. A URL with a user name alone, or an "@" past the authority,
 // renders as given.
 func TestURLPasswordsStayOutOfTheConfigMap(t *testing.T) {
 	h := newHelm(t)
@@ -30,6 +31,10 @@ func TestURLPasswordsStayOutOfTheConfigMap(t *testing.T) {
 		{"backend, an @ in the password", backend("http://ops:a@" + pw + "@mcp.internal:8080/mcp"), "config.upstreams[0].url is a URL with a password"},
 		{"interceptor", []string{"config.interceptors[0].name=dlp", "config.interceptors[0].url=http://:" + pw + "@dlp.internal/mcp",
 			"config.interceptors[0].type=validation", "config.interceptors[0].rules[0].tools[0]=*"}, "config.interceptors[0].url is a URL with a password"},
+		{"a backend by variable", []string{"extraEnv[0].name=MCPGW_UPSTREAMS", "extraEnv[0].value=docs=http://docs/mcp\\,github=https://ops:" + pw + "@mcp.internal/mcp"},
+			"extraEnv MCPGW_UPSTREAMS holds a URL with a password"},
+		{"a backend by flag", []string{"extraArgs={--upstream,github=https://ops:" + pw + "@mcp.internal/mcp}"}, "extraArgs[1] holds a URL with a password"},
+		{"a backend by flag, one argument", []string{"extraArgs={--upstream=github=http://:" + pw + "@mcp.internal/mcp}"}, "extraArgs[0] holds a URL with a password"},
 		{"a secret's inline value", []string{"config.tracing.endpoint=http://otel:4318", "config.tracing.headers.X-Target.value=https://u:" + pw + "@example.com/"},
 			"config.tracing.headers.X-Target.value gives a secret inline"},
 	}
@@ -50,6 +55,10 @@ func TestURLPasswordsStayOutOfTheConfigMap(t *testing.T) {
 		{"an @ in the query", "https://mcp.internal/mcp?u=a:b@c"},
 		{"an IPv6 host", "http://[fd00::1]:8080/mcp"},
 	}
+	t.Run("a backend by flag with a user name alone", func(t *testing.T) {
+		t.Parallel()
+		h.renderMinimal(t, "extraArgs={--upstream,github=https://ops@mcp.internal/mcp}")
+	})
 	for _, tc := range rendered {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

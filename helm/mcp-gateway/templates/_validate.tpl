@@ -357,6 +357,19 @@ The messages name where, never the value.
 {{- $_ := set $envRefs (index $f 1) (index $f 2) }}
 {{- end }}
 {{- end }}
+{{- /* A backend given by --upstream NAME=URL or MCPGW_UPSTREAMS, a public URL by flag or variable:
+a URL with a password anywhere in an argument or a literal variable lands in the Deployment. */}}
+{{- $urlPassword := "[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\\s,=]*:[^/?#\\s,]*@" }}
+{{- range $i, $arg := .Values.extraArgs }}
+{{- if regexMatch $urlPassword (toString $arg) }}
+{{- $errs = append $errs (printf "extraArgs[%d] holds a URL with a password in its user information, which would be written in clear into the Deployment: give the backend in config.upstreams with its credentials from a secret file" $i) }}
+{{- end }}
+{{- end }}
+{{- range .Values.extraEnv }}
+{{- if and (hasKey . "value") (regexMatch $urlPassword (toString .value)) }}
+{{- $errs = append $errs (printf "extraEnv %s holds a URL with a password in its user information, which would be written in clear into the Deployment: give the backend in config.upstreams with its credentials from a secret file, or the variable with valueFrom.secretKeyRef" .name) }}
+{{- end }}
+{{- end }}
 {{- range .Values.extraEnv }}
 {{- if and (hasKey $envRefs (toString .name)) (hasKey . "value") }}
 {{- $errs = append $errs (printf "extraEnv %s: %s reads a secret from it, and a literal value would be written in clear into the Deployment: give it with valueFrom.secretKeyRef, or read the secret from a file of secrets.files or secrets.existingSecret" .name (get $envRefs (toString .name))) }}
