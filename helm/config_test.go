@@ -181,8 +181,15 @@ type mrtrConfig struct {
 }
 
 type redisConfig struct {
-	URL      string        `yaml:"url"`
-	Password *secretSource `yaml:"password"`
+	URL          string        `yaml:"url"`
+	Password     *secretSource `yaml:"password"`
+	Addrs        []string      `yaml:"addrs"`
+	MasterName   string        `yaml:"masterName"`
+	KeyPrefix    string        `yaml:"keyPrefix"`
+	WaitReplicas int           `yaml:"waitReplicas"`
+	TLS          *struct {
+		CAFile string `yaml:"caFile"`
+	} `yaml:"tls"`
 }
 
 type upstreamConfig struct {

@@ -132,6 +132,17 @@ func (h helmCLI) renderMinimal(t *testing.T, sets ...string) manifests {
 	return decodeAll(t, out)
 }
 
+// refused renders the chart over minimal.yaml and the --set pairs, failing the test unless helm
+// refuses with a message containing want, and returns helm's error.
+func (h helmCLI) refused(t *testing.T, want string, sets ...string) error {
+	t.Helper()
+	_, err := h.template(t, []string{"minimal.yaml"}, sets...)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("rendering: %v, want a refusal containing %q", err, want)
+	}
+	return err
+}
+
 // lint runs helm lint --strict with one values file.
 func (h helmCLI) lint(t *testing.T, valuesFile string) ([]byte, error) {
 	t.Helper()

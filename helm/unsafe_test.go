@@ -92,7 +92,7 @@ func testUnsafe(t *testing.T, h helmCLI) {
 		{"listen variable", minimal, []string{"extraEnv[0].name=MCPGW_LISTEN", "extraEnv[0].value=:8443"}, "extraEnv MCPGW_LISTEN is set by the chart: use containerPorts.mcp"},
 		{"admin listen variable", minimal, []string{"extraEnv[0].name=MCPGW_ADMIN_LISTEN", "extraEnv[0].value=:9999"}, "extraEnv MCPGW_ADMIN_LISTEN is set by the chart"},
 		{"config variable", minimal, []string{"extraEnv[0].name=MCPGW_CONFIG", "extraEnv[0].value=/x.yaml"}, "extraEnv MCPGW_CONFIG is set by the chart"},
-		{"managed redis", minimal, []string{"config.redis.url=redis://r:6379"}, "config.redis is set by the chart"},
+		{"managed redis", minimal, []string{"config.redis.url=redis://r:6379"}, "config.redis.url is set by the chart"},
 		{"auth disabled unforced", minimal, []string{"config.auth.disabled=true"}, "unless extraArgs contains"},
 		{"no admin token", minimal, []string{"adminToken="}, "no admin token: set adminToken"},
 		{"short admin token", minimal, []string{"adminToken=short"}, "adminToken is shorter than 32 characters"},

@@ -3,7 +3,10 @@ package metrics
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/mcp-gateway/gateway/internal/testsupport/promcheck"
 )
 
 func TestDashboard(t *testing.T) {
@@ -84,6 +87,50 @@ func checkPanel(t *testing.T, s schema, p panel, ids map[int]bool, used map[stri
 		}
 		for _, f := range fams {
 			used[f] = true
+		}
+	}
+}
+
+// TestDashboardFiltersByNamespaceAndJob: every query of the dashboard, its variables' too, takes
+// the gateway's series of the chosen namespaces and jobs only. A job is named after the scraped
+// Service, which is named after the release, so the same release installed in two namespaces
+// (staging and production) is one job: without the namespace the panels would add the two up.
+// The variables narrow in order: the namespace variable lists every namespace, the job variable
+// the jobs of the chosen namespaces.
+func TestDashboardFiltersByNamespaceAndJob(t *testing.T) {
+	d := loadDashboard(t)
+	filters := []string{"namespace", "job"} // each variable narrowed by the ones before it
+	var exprs []string
+	vars := map[string]bool{}
+	for _, v := range d.Templating.List {
+		vars[v.Name] = true
+		if q, ok := v.Query.(map[string]any); ok {
+			exprs = append(exprs, fmt.Sprint(q["query"]))
+		}
+	}
+	for _, p := range flatten(d.Panels) {
+		for _, tg := range p.Targets {
+			exprs = append(exprs, tg.Expr)
+		}
+	}
+	for _, name := range filters {
+		if !vars[name] {
+			t.Errorf("the dashboard has no %s variable", name)
+		}
+	}
+	for _, e := range exprs {
+		need := filters
+		for i, label := range filters {
+			if strings.HasPrefix(e, "label_values(") && strings.HasSuffix(e, ", "+label+")") {
+				need = filters[:i]
+			}
+		}
+		for _, sel := range promcheck.Parse(e).Selectors {
+			for _, label := range need {
+				if !slices.Contains(sel.Matchers, promcheck.Matcher{Label: label, Op: "=~", Value: "$" + label}) {
+					t.Errorf("%s in %q: no %s=~\"$%s\"", sel.Metric, e, label, label)
+				}
+			}
 		}
 	}
 }

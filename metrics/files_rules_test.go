@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,4 +98,57 @@ func TestAlertRulesDocumented(t *testing.T) {
 	if documented = slices.Compact(documented); !slices.Equal(documented, shipped) {
 		t.Errorf("docs/observability.md lists the alerts\n%v\nthe rule file has\n%v", documented, shipped)
 	}
+}
+
+// TestAlertRunbooks: every alert links, by its runbook_url annotation, to the entry of
+// docs/observability.md that says what to do when it fires, an entry with text under it; and
+// every entry there is an alert of the rule file, so none outlives its alert.
+func TestAlertRunbooks(t *testing.T) {
+	const runbooks = "https://github.com/mcp-gateway/gateway/blob/main/docs/observability.md#"
+	raw, err := os.ReadFile(filepath.Join("..", "docs", "observability.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := runbookEntries(string(raw))
+	if len(entries) == 0 {
+		t.Fatal("docs/observability.md has no runbook entry (#### <alert>)")
+	}
+	shipped := map[string]bool{}
+	for _, g := range loadRules(t).Groups {
+		for _, r := range g.Rules {
+			shipped[r.Alert] = true
+			if got, want := r.Annotations["runbook_url"], runbooks+strings.ToLower(r.Alert); got != want {
+				t.Errorf("alert %s: runbook_url %q, want %q", r.Alert, got, want)
+			}
+			if body, ok := entries[r.Alert]; !ok {
+				t.Errorf("alert %s: docs/observability.md has no entry #### %s", r.Alert, r.Alert)
+			} else if len(strings.Fields(body)) < 10 {
+				t.Errorf("alert %s: its runbook entry says next to nothing: %q", r.Alert, body)
+			}
+		}
+	}
+	for name := range entries {
+		if !shipped[name] {
+			t.Errorf("docs/observability.md has a runbook entry for %s, which the rule file has no alert of", name)
+		}
+	}
+}
+
+// runbookEntries maps each "#### MCPGateway..." heading of a Markdown document to the text under
+// it, up to the next heading.
+func runbookEntries(doc string) map[string]string {
+	out := map[string]string{}
+	name := ""
+	for line := range strings.SplitSeq(doc, "\n") {
+		switch {
+		case strings.HasPrefix(line, "#### MCPGateway"):
+			name = strings.TrimSpace(strings.TrimPrefix(line, "####"))
+			out[name] = ""
+		case strings.HasPrefix(line, "#"):
+			name = ""
+		case name != "":
+			out[name] += line + "\n"
+		}
+	}
+	return out
 }

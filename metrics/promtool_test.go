@@ -58,7 +58,7 @@ func TestDashboardQueriesParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars := strings.NewReplacer("$__rate_interval", "5m", "$job", ".*", "$upstream", ".*")
+	vars := strings.NewReplacer("$__rate_interval", "5m", "$job", ".*", "$namespace", ".*", "$upstream", ".*")
 	type record struct {
 		Record string `yaml:"record"`
 		Expr   string `yaml:"expr"`

@@ -22,7 +22,9 @@ that also shape the pod (ports, mounted file paths, Redis, drain timings), so th
 {{- $_ := set $admin "token" (dict "file" (printf "%s/admin-token" (include "mcp-gateway.secretsDir" .))) }}
 {{- $_ := set $cfg "admin" $admin }}
 {{- $_ := set $cfg "mrtr" (include "mcp-gateway.mrtrConfig" . | fromYaml) }}
-{{- $_ := set $cfg "redis" (include "mcp-gateway.redisConfig" . | fromYaml) }}
+{{- /* The rest of config.redis (TLS files, an ACL user name, the key prefix, Sentinel or
+Cluster addresses, timeouts) is the operator's. */}}
+{{- $_ := set $cfg "redis" (mergeOverwrite (deepCopy ($cfg.redis | default dict)) (include "mcp-gateway.redisConfig" . | fromYaml)) }}
 {{- if .Values.pins.lockFile }}
 {{- $pins := deepCopy ($cfg.pins | default dict) }}
 {{- $_ := set $pins "lockFile" "/etc/mcp-gateway/pins.yaml" }}

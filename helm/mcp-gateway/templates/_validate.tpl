@@ -12,7 +12,7 @@ says what to change.
 {{- if not (regexMatch "^[a-z]([-a-z0-9]*[a-z0-9])?$" $fullname) }}
 {{- $errs = append $errs (printf "the resources are named %q (from the release name, or fullnameOverride), which a Service cannot be named: lower-case letters, digits and '-' only, opening with a letter; set fullnameOverride to such a name" $fullname) }}
 {{- end }}
-{{- $redis := include "mcp-gateway.redisURL" . }}
+{{- $redis := or (include "mcp-gateway.redisURL" .) (.Values.config.redis | default dict).addrs }}
 {{- if and (not $redis) (or (gt (int .Values.replicaCount) 1) .Values.autoscaling.enabled) }}
 {{- $errs = append $errs "replicaCount > 1 or autoscaling.enabled needs shared state: set redis.url (external Redis) or redis.internal.enabled=true; the in-memory store serves one replica only" }}
 {{- end }}
@@ -27,6 +27,7 @@ says what to change.
 {{- $errs = concat $errs (include "mcp-gateway.validatePins" . | fromYamlArray) }}
 {{- $errs = concat $errs (include "mcp-gateway.validatePDB" . | fromYamlArray) }}
 {{- $errs = concat $errs (include "mcp-gateway.validateVolumes" . | fromYamlArray) }}
+{{- $errs = concat $errs (include "mcp-gateway.validateClearSecrets" . | fromYamlArray) }}
 {{- $errs = concat $errs (include "mcp-gateway.validateRequests" (list "resources" .Values.resources) | fromYamlArray) }}
 {{- if .Values.redis.internal.enabled }}
 {{- $errs = concat $errs (include "mcp-gateway.validateRequests" (list "redis.internal.resources" .Values.redis.internal.resources) | fromYamlArray) }}
@@ -153,8 +154,14 @@ says what to change.
 {{- if hasKey .Values.config "mrtr" }}
 {{- $errs = append $errs "config.mrtr is set by the chart: use mrtr.keys and mrtr.ttl" }}
 {{- end }}
-{{- if hasKey .Values.config "redis" }}
-{{- $errs = append $errs "config.redis is set by the chart: use redis.url, redis.password or redis.internal" }}
+{{- $redisCfg := .Values.config.redis | default dict }}
+{{- range $key := list "url" "password" }}
+{{- if hasKey $redisCfg $key }}
+{{- $errs = append $errs (printf "config.redis.%s is set by the chart: use redis.%s (or redis.internal)" $key (ternary "url" "password or redis.existingSecret" (eq $key "url"))) }}
+{{- end }}
+{{- end }}
+{{- if and $redisCfg.addrs (or .Values.redis.url .Values.redis.internal.enabled) }}
+{{- $errs = append $errs "config.redis.addrs names the Redis servers (Sentinel or Cluster) instead of redis.url or redis.internal.enabled: set one of them" }}
 {{- end }}
 {{- /* The same settings through the command line or the environment, which override
 config.yaml: a flag with one or two dashes, its value after '=' or next, or an MCPGW_* variable. */}}
@@ -319,5 +326,80 @@ read (an exponent) is left to the API server.
 {{- $suffix := trimPrefix $num . }}
 {{- if and $num (hasKey $units $suffix) }}
 {{- mulf (float64 $num) (get $units $suffix) | printf "%.0f" }}
+{{- end }}
+{{- end }}
+
+{{/*
+Secrets the chart would write in clear outside a Secret, in two shapes:
+- a URL with a password in its user information: the gateway takes one (a backend's or an
+  interceptor's as Basic authorization, Redis's as its AUTH), but config.yaml is a ConfigMap,
+  which more people and tools may read than a Secret. Every string of config is looked at,
+  whatever key holds it, and redis.url.
+- a variable config reads a secret from ({env: NAME}) given a literal value in extraEnv, which
+  puts the secret into the Deployment's pod template.
+- a secret of config given inline ({value: ...}, the gateway's form for development), which
+  config.yaml would hold in clear.
+The messages name where, never the value.
+*/}}
+{{- define "mcp-gateway.validateClearSecrets" -}}
+{{- $errs := list }}
+{{- if include "mcp-gateway.secretScan" (list "redis.url" .Values.redis.url) }}
+{{- $errs = append $errs "redis.url carries a password in its user information, which would be written in clear into the ConfigMap: give it as redis.password or redis.existingSecret (a user name may stay in the URL)" }}
+{{- end }}
+{{- $envRefs := dict }}
+{{- range include "mcp-gateway.secretScan" (list "config" .Values.config) | splitList "\n" | compact }}
+{{- $f := splitList " " . }}
+{{- if eq (index $f 0) "value" }}
+{{- $errs = append $errs (printf "%s gives a secret inline, which would be written in clear into the ConfigMap: use {file: %s/<name>} with the file from secrets.files or secrets.existingSecret" (index $f 1) (include "mcp-gateway.secretsDir" $)) }}
+{{- else if eq (index $f 0) "url" }}
+{{- $errs = append $errs (printf "%s is a URL with a password in its user information, which would be written in clear into the ConfigMap: leave the user information out and send the credentials from a secret file instead, e.g. headers: {Authorization: {file: %s/<name>}} with \"Basic <base64 of user:password>\" in secrets.files or secrets.existingSecret" (index $f 1) (include "mcp-gateway.secretsDir" $)) }}
+{{- else }}
+{{- $_ := set $envRefs (index $f 1) (index $f 2) }}
+{{- end }}
+{{- end }}
+{{- /* A backend given by --upstream NAME=URL or MCPGW_UPSTREAMS, a public URL by flag or variable:
+a URL with a password anywhere in an argument or a literal variable lands in the Deployment. */}}
+{{- $urlPassword := "[A-Za-z][A-Za-z0-9+.-]*://[^/?#@\\s,=]*:[^/?#\\s,]*@" }}
+{{- range $i, $arg := .Values.extraArgs }}
+{{- if regexMatch $urlPassword (toString $arg) }}
+{{- $errs = append $errs (printf "extraArgs[%d] holds a URL with a password in its user information, which would be written in clear into the Deployment: give the backend in config.upstreams with its credentials from a secret file" $i) }}
+{{- end }}
+{{- end }}
+{{- range .Values.extraEnv }}
+{{- if and (hasKey . "value") (regexMatch $urlPassword (toString .value)) }}
+{{- $errs = append $errs (printf "extraEnv %s holds a URL with a password in its user information, which would be written in clear into the Deployment: give the backend in config.upstreams with its credentials from a secret file, or the variable with valueFrom.secretKeyRef" .name) }}
+{{- end }}
+{{- end }}
+{{- range .Values.extraEnv }}
+{{- if and (hasKey $envRefs (toString .name)) (hasKey . "value") }}
+{{- $errs = append $errs (printf "extraEnv %s: %s reads a secret from it, and a literal value would be written in clear into the Deployment: give it with valueFrom.secretKeyRef, or read the secret from a file of secrets.files or secrets.existingSecret" .name (get $envRefs (toString .name))) }}
+{{- end }}
+{{- end }}
+{{- toYaml $errs }}
+{{- end }}
+
+{{/*
+The secrets under (list path value), one a line: "url <path>" for a string that is a URL with a
+password in its user information (as url.Parse reads it: the authority runs to the first "/",
+"?" or "#", the user information to its last "@"), "env <NAME> <path>" for a secret read from a
+variable ({env: NAME}, beside no key but file and value), "value <path>" for a secret given inline.
+*/}}
+{{- define "mcp-gateway.secretScan" -}}
+{{- $path := index . 0 }}
+{{- $v := index . 1 }}
+{{- if and (kindIs "map" $v) (hasKey $v "value") (not (omit $v "env" "file" "value")) }}
+{{- printf "value %s.value\n" $path }}
+{{- else if and (kindIs "map" $v) (kindIs "string" $v.env) (not (omit $v "env" "file" "value")) }}
+{{- printf "env %s %s.env\n" $v.env $path }}
+{{- else if kindIs "map" $v }}
+{{- range $k, $x := $v }}
+{{- include "mcp-gateway.secretScan" (list (printf "%s.%s" $path $k) $x) }}
+{{- end }}
+{{- else if kindIs "slice" $v }}
+{{- range $i, $x := $v }}
+{{- include "mcp-gateway.secretScan" (list (printf "%s[%d]" $path $i) $x) }}
+{{- end }}
+{{- else if and (kindIs "string" $v) (regexMatch "^[A-Za-z][A-Za-z0-9+.-]*://[^/?#@]*:[^/?#]*@" $v) }}
+{{- printf "url %s\n" $path }}
 {{- end }}
 {{- end }}
