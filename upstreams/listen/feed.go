@@ -161,6 +161,8 @@ type feed struct {
 	// late: the stream was held back by the backend's rate limit before it started (heldBack);
 	// when it starts, its subscribers are told what may have changed meanwhile (catchUp).
 	late bool
+	// refused: how many times in a row the backend answered the stream's request 429 (heldBack).
+	refused int
 }
 
 // join adds s to the stream of spec in hub, opening it if there is none; a nil hub opens a
@@ -240,7 +242,13 @@ func (f *feed) run(ctx context.Context) {
 }
 
 // heldBack reports how long to wait before opening f's stream again when err is the backend's
-// rate limit and the stream had not started; false otherwise.
+// rate limit and the stream had not started; false otherwise. A request held back unsent
+// (backend.ErrRateLimitWait) waits what is left of the wait. One the backend itself answered
+// 429 waits what it asked, and twice as long as the wait before each time it answers so again,
+// up to wire.MaxRetryAfter: its 429 starts a wait that holds back every request of the backend
+// (or of the caller), so a backend that refuses listens, and only them (a bound on its streams,
+// say), would otherwise have its calls refused for as long as anyone listens, the stream sent
+// again the moment each wait passed and refused again.
 func (f *feed) heldBack(err error) (time.Duration, bool) {
 	var rl *wire.RateLimitError
 	if !errors.As(err, &rl) {
@@ -252,7 +260,15 @@ func (f *feed) heldBack(err error) (time.Duration, bool) {
 		return 0, false
 	}
 	f.late = true
-	return rl.RetryAfter, true
+	if errors.Is(err, backend.ErrRateLimitWait) {
+		return rl.RetryAfter, true
+	}
+	wait := rl.RetryAfter
+	for i := 0; i < f.refused && wait < wire.MaxRetryAfter; i++ {
+		wait = min(2*wait, wire.MaxRetryAfter)
+	}
+	f.refused++
+	return wait, true
 }
 
 // end tells every subscriber that the stream has ended. A listen that arrives from now on

@@ -1,13 +1,18 @@
 package listen
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
+	"github.com/mcp-gateway/gateway/upstreams/backend"
 	"github.com/mcp-gateway/gateway/upstreams/internal/upstreamstest"
+	"github.com/mcp-gateway/gateway/upstreams/internal/wire"
 )
 
 // rateLimitedListens serves lb, except that the first limited listen requests it receives are
@@ -133,4 +138,53 @@ func TestListenWaitsOutARateLimit(t *testing.T) {
 			t.Errorf("%d streams left after the only listen left during the wait", feeds)
 		}
 	})
+}
+
+// TestListenBacksOffARefusingBackend: a backend's 429 to a listen stream starts a wait that
+// holds back every request of the backend, so a stream sent again the moment each wait passes,
+// to a backend that refuses listens and only them, would keep its calls refused for as long as
+// anyone listens. Each 429 the backend answers the stream itself doubles the time before the
+// stream is sent again, up to wire.MaxRetryAfter; a stream held back unsent by another
+// request's wait waits what is left of it, and counts for nothing; a stream that started is not
+// held back at all.
+func TestListenBacksOffARefusingBackend(t *testing.T) {
+	answered := func(d time.Duration) error {
+		return fmt.Errorf("%w: %w", wire.ErrRateLimited, &wire.RateLimitError{Backend: "fault", RetryAfter: d})
+	}
+	unsent := func(d time.Duration) error {
+		return fmt.Errorf("%w: %w", backend.ErrRateLimitWait, &wire.RateLimitError{Backend: "fault", RetryAfter: d})
+	}
+	f := &feed{}
+	steps := []struct {
+		err  error
+		want time.Duration
+	}{
+		{answered(time.Second), time.Second},
+		{unsent(300 * time.Millisecond), 300 * time.Millisecond},
+		{answered(time.Second), 2 * time.Second},
+		{answered(time.Second), 4 * time.Second},
+		{unsent(time.Second), time.Second},
+		{answered(3 * time.Second), 24 * time.Second},
+	}
+	for i, s := range steps {
+		got, held := f.heldBack(s.err)
+		if !held || got != s.want {
+			t.Fatalf("step %d: held back %v (%v), want %v", i, got, held, s.want)
+		}
+	}
+	for range 10 {
+		if got, _ := f.heldBack(answered(time.Second)); got > wire.MaxRetryAfter {
+			t.Fatalf("held back %v, past the longest wait %v", got, wire.MaxRetryAfter)
+		}
+	}
+	if got, _ := f.heldBack(answered(time.Second)); got != wire.MaxRetryAfter {
+		t.Errorf("a backend refusing again and again holds the stream back %v, want %v", got, wire.MaxRetryAfter)
+	}
+	if _, held := f.heldBack(errors.New("reset")); held {
+		t.Error("a stream that failed otherwise was held back")
+	}
+	f.started = true
+	if _, held := f.heldBack(answered(time.Second)); held {
+		t.Error("a stream that had started was held back")
+	}
 }
