@@ -40,6 +40,15 @@ const (
 	globRunes                   // has a '?': matchTokens, which reads the subject by rune
 )
 
+// TakesEveryName reports whether pattern p, read as a deny rule reads it ('*' any run, '?' any
+// one character), matches every name an item can have: it is '*'s and at most one '?', with a
+// '*' ("*", "**", "*?", "?**"), as no item has an empty name. "*??" leaves the names of one
+// character, "?" every longer one.
+func TakesEveryName(p string) bool {
+	stars, marks := strings.Count(p, "*"), strings.Count(p, "?")
+	return stars > 0 && marks <= 1 && stars+marks == len(p)
+}
+
 // Glob is a compiled policy glob, for the places outside policy that select items in the same
 // terms rules do (tool sets, interceptors, guardrails): '*' any run of characters, '?' one
 // character (rune).

@@ -377,11 +377,9 @@ func (r *rule) kindGlobs(k Kind) globs {
 func (r *rule) names(k Kind) bool { return r.anyTarget || len(r.kindGlobs(k)) > 0 }
 
 // takesEvery reports whether the rule applies to every item of kind k: it names no item, or one
-// of its patterns of that kind matches every name ('*' alone, or several).
+// of its patterns of that kind matches every name (TakesEveryName).
 func (r *rule) takesEvery(k Kind) bool {
-	return r.anyTarget || slices.ContainsFunc(r.kindGlobs(k), func(g glob) bool {
-		return g.pattern != "" && strings.Trim(g.pattern, "*") == ""
-	})
+	return r.anyTarget || slices.ContainsFunc(r.kindGlobs(k), func(g glob) bool { return TakesEveryName(g.pattern) })
 }
 
 // targets reports whether the rule applies to the item; folded says name is a case-folded

@@ -447,6 +447,11 @@ func TestReachesByKind(t *testing.T) {
 		{ID: "cms", Upstream: "cms", AnyScope: []string{"s"}},
 		{ID: "git-some-out", Upstream: "git", Effect: EffectDeny, Tools: []string{"delete_*"}, Claims: interns},
 		{ID: "git", Upstream: "git", Tools: []string{"*"}, AnyScope: []string{"s"}},
+		{ID: "hr-tools-out", Upstream: "hr", Effect: EffectDeny, Tools: []string{"*?"}, Claims: interns},
+		{ID: "hr-prompts-out", Upstream: "hr", Effect: EffectDeny, Prompts: []string{"?**"}, Claims: interns},
+		{ID: "hr", Upstream: "hr", Tools: []string{"*"}, Prompts: []string{"*"}, AnyScope: []string{"s"}},
+		{ID: "ops-tools-out", Upstream: "ops", Effect: EffectDeny, Tools: []string{"*??"}, Claims: interns},
+		{ID: "ops", Upstream: "ops", Tools: []string{"*"}, AnyScope: []string{"s"}},
 	}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -462,6 +467,8 @@ func TestReachesByKind(t *testing.T) {
 		{"crm", false},     // each kind denied whole, by three rules
 		{"cms", true},      // prompts and resources are left
 		{"git", true},      // tools other than delete_* are left
+		{"hr", false},      // every name has a character: *? and ?** take every one
+		{"ops", true},      // tools of one character are left by *??
 	} {
 		if !pol.Reaches(staff, tt.upstream) {
 			t.Errorf("staff does not reach %s", tt.upstream)

@@ -12,6 +12,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/clientaddr"
 	"github.com/mcp-gateway/gateway/internal/configerr"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
+	"github.com/mcp-gateway/gateway/internal/webpage"
 	"github.com/mcp-gateway/gateway/upstreams"
 )
 
@@ -305,7 +306,7 @@ func (c Config) Validate() error {
 		if o == "*" {
 			continue
 		}
-		if u, err := url.Parse(o); err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
+		if !listableOrigin(o) {
 			add(fmt.Sprintf("server.allowedOrigins[%d]", i), "%q: want an origin, scheme://host[:port], or \"*\"", o)
 		}
 	}
@@ -325,6 +326,18 @@ func (c Config) Validate() error {
 	errs = append(errs, validateDraftErrors(c.DraftErrors)...)
 	errs = append(errs, c.ServerCard.validate(c.PublicURL)...)
 	return errors.Join(errs...)
+}
+
+// listableOrigin reports whether o is an origin alone, which an Origin header can name: an
+// entry with user information, a path, a query or a fragment, or an http(s) one no browser
+// serialises (a port out of range, a zoned address), would never match one.
+func listableOrigin(o string) bool {
+	u, err := url.Parse(o)
+	if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") || u.User != nil || strings.ContainsAny(o, "?#") {
+		return false
+	}
+	_, ok := webpage.SerialisedOrigin(o)
+	return ok || !strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https")
 }
 
 // validateClients checks the trusted proxies and the per-client bounds, each problem under its

@@ -11,6 +11,7 @@ import (
 	"github.com/mcp-gateway/gateway/internal/bodyread"
 	"github.com/mcp-gateway/gateway/internal/jsonrpc"
 	"github.com/mcp-gateway/gateway/internal/loopback"
+	"github.com/mcp-gateway/gateway/internal/webpage"
 )
 
 // guard is stage guard: the transport-level checks that need nothing but the HTTP request. It
@@ -221,12 +222,24 @@ func newOriginPolicy(cfg Config, loopback bool) originPolicy {
 			p.any = true
 			continue
 		}
-		p.allowed[strings.TrimSuffix(strings.ToLower(o), "/")] = true
+		p.allowed[originKey(o)] = true
 	}
 	if u, err := url.Parse(cfg.PublicURL); err == nil && u.Host != "" {
-		p.allowed[strings.ToLower(u.Scheme+"://"+u.Host)] = true
+		p.allowed[originKey(u.Scheme+"://"+u.Host)] = true
 	}
 	return p
+}
+
+// originKey is a configured origin as a browser sends it in Origin, which the check compares
+// lower-cased: an http(s) origin serialised as browsers serialise it (no default port, the
+// host in ASCII, an IPv6 literal in its short form: "https://bücher.example:443/" is sent
+// "https://xn--bcher-kva.example"); another scheme's (a browser extension's) lower case,
+// without a trailing slash.
+func originKey(o string) string {
+	if s, ok := webpage.SerialisedOrigin(o); ok {
+		return s
+	}
+	return strings.TrimSuffix(strings.ToLower(o), "/")
 }
 
 var errForbiddenOrigin = &Error{Status: http.StatusForbidden, Outcome: outcomeDenied,

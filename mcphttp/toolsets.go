@@ -239,15 +239,12 @@ func compileSelectors(cs []SelectorConfig) []selector {
 		}
 		for k, globs := range [selKinds][]string{selTools: c.Tools, selPrompts: c.Prompts, selResources: c.Resources} {
 			sel.may[k] = globs == nil || len(globs) > 0
-			sel.every[k] = globs == nil || slices.ContainsFunc(globs, matchesAll)
+			sel.every[k] = globs == nil || slices.ContainsFunc(globs, authz.TakesEveryName)
 		}
 		out = append(out, sel)
 	}
 	return out
 }
-
-// matchesAll reports whether glob g matches every name: it is '*' alone, or several.
-func matchesAll(g string) bool { return g != "" && strings.Trim(g, "*") == "" }
 
 // selects reports whether sel selects the item; folded says t.Name is a case-folded resource
 // URI or template, to be matched with the case-folded patterns. An include rule reads names as

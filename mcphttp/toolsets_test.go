@@ -207,6 +207,8 @@ func TestToolsetCoversBackend(t *testing.T) {
 			{Upstream: "be", Tools: all, Prompts: none, Resources: none}, {Upstream: "*", Tools: none, Prompts: all}}, false},
 		{"prompts left", []SelectorConfig{{}}, []SelectorConfig{{Upstream: "be", Tools: all, Prompts: none}}, true},
 		{"some tools left", []SelectorConfig{{}}, []SelectorConfig{{Upstream: "be", Tools: []string{"delete_*"}}}, true},
+		{"excluded by *? (every name has a character)", []SelectorConfig{{}}, []SelectorConfig{{Upstream: "be", Tools: []string{"*?"}, Prompts: []string{"?*"}, Resources: []string{"*?**"}}}, false},
+		{"names of one character left by *??", []SelectorConfig{{}}, []SelectorConfig{{Upstream: "be", Tools: []string{"*??"}, Prompts: none, Resources: none}}, true},
 		{"included with every list empty", []SelectorConfig{{Upstream: "be", Tools: none, Prompts: none, Resources: none}, {Upstream: "other"}}, nil, false},
 		{"included tools all excluded", []SelectorConfig{{Upstream: "be", Tools: []string{"get_*"}, Prompts: none, Resources: none}},
 			[]SelectorConfig{{Upstream: "be", Tools: all, Prompts: none, Resources: none}}, false},

@@ -60,14 +60,14 @@ func FromPage(h http.Header, base string) bool {
 // "0443" is 443), "https://GW.Example.com" lower case, "https://bücher.example" as
 // "https://xn--bcher-kva.example", and "http://[0:0::1]:8080" as "http://[::1]:8080".
 func sameOrigin(origin, base string) bool {
-	o, ok1 := serialisedOrigin(origin)
-	b, ok2 := serialisedOrigin(base)
+	o, ok1 := SerialisedOrigin(origin)
+	b, ok2 := SerialisedOrigin(base)
 	return ok1 && ok2 && o == b
 }
 
-// serialisedOrigin is the origin of the http(s) URL raw, serialised as browsers send it in
+// SerialisedOrigin is the origin of the http(s) URL raw, serialised as browsers send it in
 // Origin; false when raw has none (no host, another scheme, "null", a zoned address).
-func serialisedOrigin(raw string) (string, bool) {
+func SerialisedOrigin(raw string) (string, bool) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || u.User != nil {
 		return "", false
