@@ -45,6 +45,13 @@ const (
 	// MinRSABits is the smallest RSA key a proof, or a token, is verified with: RFC 7518 §3.3
 	// and §3.5 require 2048 bits or more of RS* and PS* keys.
 	MinRSABits = 2048
+	// MaxRSABits is the largest RSA key a proof is verified with. Verifying costs about the
+	// square of the modulus, and a proof is verified before its token is (and, for a token
+	// verified before, even for a client whose failures limit it to such tokens): a 16384-bit
+	// key, which fits in MaxProofBytes, costs about a hundred times a 2048-bit one. go-jose
+	// refuses keys over 4096 bits too, but by a package variable anything may raise; this bound
+	// is the verifier's own.
+	MaxRSABits = 4096
 )
 
 // DefaultAlgorithms are the JWS algorithms proofs may use when none are configured: every
@@ -357,14 +364,15 @@ func hasPrivateMembers(jwk json.RawMessage) bool {
 	return false
 }
 
-// checkKey refuses a key that does not suit alg, and RSA keys under MinRSABits.
+// checkKey refuses a key that does not suit alg, and RSA keys under MinRSABits or over
+// MaxRSABits, before the signature is verified.
 func checkKey(jwk *jose.JSONWebKey, alg string) error {
 	ok := false
 	switch k := jwk.Key.(type) {
 	case *ecdsa.PublicKey:
 		ok = strings.HasPrefix(alg, "ES") && k.Curve.Params().BitSize == map[string]int{"ES256": 256, "ES384": 384, "ES512": 521}[alg]
 	case *rsa.PublicKey:
-		ok = (strings.HasPrefix(alg, "RS") || strings.HasPrefix(alg, "PS")) && k.N.BitLen() >= MinRSABits
+		ok = (strings.HasPrefix(alg, "RS") || strings.HasPrefix(alg, "PS")) && k.N.BitLen() >= MinRSABits && k.N.BitLen() <= MaxRSABits
 	case ed25519.PublicKey:
 		ok = alg == "EdDSA"
 	}

@@ -169,6 +169,15 @@ func TestVerifyAccepts(t *testing.T) {
 			}
 		})
 	}
+	t.Run("RS256 at MaxRSABits", func(t *testing.T) {
+		k, err := rsa.GenerateKey(rand.Reader, MaxRSABits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := v.Verify(signer{alg: "RS256", priv: k}.proof(t, nil), request()); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // TestVerifyRefuses: each defect of RFC 9449 §4.3 is refused with invalid_dpop_proof and its own
@@ -184,6 +193,11 @@ func TestVerifyRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	rsa1024 := signer{alg: "RS256", priv: small}
+	large, err := rsa.GenerateKey(rand.Reader, MaxRSABits+64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsaLarge := signer{alg: "RS256", priv: large}
 	privJWK := func(h, _ map[string]any) {
 		b, _ := json.Marshal(jose.JSONWebKey{Key: s.priv})
 		var m map[string]any
@@ -208,6 +222,7 @@ func TestVerifyRefuses(t *testing.T) {
 		{"jwk private", ReasonKey, s.proof(t, privJWK), nil},
 		{"jwk symmetric", ReasonKey, s.proof(t, func(h, _ map[string]any) { h["jwk"] = map[string]any{"kty": "oct", "k": "c2VjcmV0"} }), nil},
 		{"RSA under 2048 bits", ReasonKey, rsa1024.proof(t, nil), nil},
+		{"RSA over 4096 bits", ReasonKey, rsaLarge.proof(t, nil), nil},
 		{"jwk of another alg", ReasonKey, s.proof(t, func(h, _ map[string]any) { h["jwk"] = rsaKey.publicJWK(t) }), nil},
 		{"signature tampered", ReasonSignature, tamper(s.proof(t, nil)), nil},
 		{"signed by another key", ReasonSignature, s.proof(t, func(h, _ map[string]any) { h["jwk"] = other.publicJWK(t) }), nil},
