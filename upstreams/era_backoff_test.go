@@ -3,6 +3,7 @@ package upstreams
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -77,4 +78,37 @@ func lastRequests(s *mcptest.Server, method string) []mcptest.Exchange {
 		}
 	}
 	return out
+}
+
+// TestEraProbeFailureNamesTheAnswer: a backend whose server/discover answer is an HTTP error
+// status carrying a JSON-RPC error outside the range that names the 2026 revision (an auth layer
+// refusing the gateway's credentials, a proxy or a server failing, in front of a real go-sdk
+// server) fails the call with an error that says what came back, the status and the code, and
+// for a refusal (401, 403) where to look; it is what /readyz and check-config --online show.
+func TestEraProbeFailureNamesTheAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		status, code int
+		hint         string
+	}{
+		{http.StatusUnauthorized, -32001, "credentials"},
+		{http.StatusForbidden, -32001, "credentials"},
+		{http.StatusInternalServerError, -32603, ""},
+		{http.StatusBadGateway, -32000, ""},
+		{http.StatusTooManyRequests + 1, -32603, ""}, // 430: any other status
+	} {
+		backend := mcptest.StartServer(t, "alpha")
+		proxy := startFlakyProxy(t, backend.URL())
+		proxy.fail(tc.status, true)
+		proxy.rpcCode = tc.code
+		r := newTestRegistry(t, Config{Upstreams: []UpstreamConfig{{Name: "alpha", URL: proxy.url,
+			Breaker: BreakerConfig{Disabled: true}}}}, Options{})
+		err := callAs(context.Background(), r, mcptest.ToolEcho, `{"text":"x"}`, "", "")
+		want := fmt.Sprintf("HTTP %d", tc.status)
+		if !errors.Is(err, ErrBadResponse) || !strings.Contains(err.Error(), want) ||
+			!strings.Contains(err.Error(), fmt.Sprintf("JSON-RPC error %d", tc.code)) ||
+			!strings.Contains(err.Error(), tc.hint) {
+			t.Errorf("HTTP %d, JSON-RPC %d: err = %v, want a bad response naming %q, the code and %q",
+				tc.status, tc.code, err, want, tc.hint)
+		}
+	}
 }

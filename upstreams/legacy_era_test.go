@@ -1,9 +1,11 @@
 package upstreams
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"maps"
 	"net"
 	"net/http"
@@ -31,6 +33,7 @@ type flakyProxy struct {
 	target   *httputil.ReverseProxy
 	status   int  // 0: pass through
 	discover bool // the status applies to server/discover only
+	rpcCode  int  // non-zero: the status comes with a JSON-RPC error of this code, as a proxy or an auth layer that speaks MCP answers
 	inits    atomic.Int64
 	failed   atomic.Int64 // the requests answered with status
 	// sessions, when set, takes every request on a session, as a load balancer with session
@@ -64,7 +67,8 @@ func (p *flakyProxy) fail(status int, discoverOnly bool) {
 
 func (p *flakyProxy) serve(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		Method string `json:"method"`
+		Method string          `json:"method"`
+		ID     json.RawMessage `json:"id"`
 	}
 	raw, _ := httputil.DumpRequest(r, true) // keeps r.Body readable
 	if i := indexBody(raw); i >= 0 {
@@ -74,13 +78,20 @@ func (p *flakyProxy) serve(w http.ResponseWriter, r *http.Request) {
 		p.inits.Add(1)
 	}
 	p.mu.Lock()
-	status, discoverOnly, target := p.status, p.discover, p.target
+	status, discoverOnly, target, rpcCode := p.status, p.discover, p.target, p.rpcCode
 	if p.sessions != nil && r.Header.Get("Mcp-Session-Id") != "" {
 		target = p.sessions
 	}
 	p.mu.Unlock()
 	if status != 0 && (!discoverOnly || body.Method == MethodDiscover) {
 		p.failed.Add(1)
+		if rpcCode != 0 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			_, _ = fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%q}}`,
+				cmp.Or(string(body.ID), "null"), rpcCode, http.StatusText(status))
+			return
+		}
 		http.Error(w, http.StatusText(status), status)
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -281,11 +282,30 @@ func (w manifestWriter) update(ctx context.Context, change func(storedManifests)
 		"%d times between this command's read and its write; nothing was written: run it again", errManifestBusy, w.backend, manifestAttempts)
 }
 
+// notTOFU says why backend is not one whose trust-on-first-use pins an operator's command can
+// change, by what the configuration makes of it; nil when it is.
+func notTOFU(cfg *Config, backend string) error {
+	names := cfg.upstreamNames()
+	switch {
+	case !slices.Contains(names, backend):
+		return fmt.Errorf("pins: no backend named %q (the configured backends: %s)", backend, strings.Join(names, ", "))
+	case cfg.Pins == nil:
+		return fmt.Errorf("pins: backend %q is not pinned (the configuration has no pins block): there is nothing to approve", backend)
+	}
+	switch cfg.Pins.ModeFor(backend) {
+	case pins.ModeTOFU:
+		return nil
+	case pins.ModeOff:
+		return fmt.Errorf("pins: backend %q is not pinned (its pins mode is off): there is nothing to approve", backend)
+	}
+	return fmt.Errorf("pins: backend %q is in lockfile mode: pin it with 'gateway pins write'", backend)
+}
+
 // tofuAdmin opens the shared store and the manifests' sealer for an operator's command on a
 // backend in tofu mode.
 func tofuAdmin(cfg *Config, backend string, getenv func(string) string) (store.Store, pins.Sealer, error) {
-	if cfg.Pins == nil || cfg.Pins.ModeFor(backend) != pins.ModeTOFU {
-		return nil, nil, fmt.Errorf("pins: backend %q is not in tofu mode (in lockfile mode, pin with 'gateway pins write')", backend)
+	if err := notTOFU(cfg, backend); err != nil {
+		return nil, nil, err
 	}
 	if !cfg.Redis.enabled() {
 		return nil, nil, errors.New("pins: approving needs the shared store (redis): without it each replica keeps its pins in memory, and a restart pins what it lists first")

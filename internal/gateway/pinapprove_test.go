@@ -210,3 +210,34 @@ func TestPinApproveSeenWhole(t *testing.T) {
 		t.Errorf("after the approval a replica serves the approved tool: %v, the approved prompt: %v; want both", tools, prompts)
 	}
 }
+
+// TestPinApproveSaysWhyNot: 'pins approve' on a backend it cannot approve says why, by what the
+// configuration makes of that backend: not configured at all, not pinned (no pins block, or
+// mode off), or pinned from the lock file; and it contacts nothing.
+func TestPinApproveSaysWhyNot(t *testing.T) {
+	dir := t.TempDir()
+	lock := dir + "/pins.yaml"
+	if err := os.WriteFile(lock, []byte("version: 1\nbackends:\n  notes: {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const base = "auth: {disabled: true}\nserver: {listen: \"127.0.0.1:8080\"}\n" +
+		"upstreams:\n  - {name: notes, url: \"http://127.0.0.1:1/mcp\"}\n  - {name: files, url: \"http://127.0.0.1:2/mcp\"}\n"
+	for _, tc := range []struct {
+		name, pins, backend, want string
+	}{
+		{"unknown backend", "", "bogus", `no backend named "bogus" (the configured backends: notes, files)`},
+		{"no pins block", "", "notes", `backend "notes" is not pinned (the configuration has no pins block)`},
+		{"mode off", "pins: {mode: \"off\"}\n", "notes", `backend "notes" is not pinned (its pins mode is off)`},
+		{"backend off", "pins: {mode: tofu, backends: {notes: {mode: \"off\"}}}\n", "notes", `backend "notes" is not pinned (its pins mode is off)`},
+		{"lockfile", "pins: {mode: \"off\", lockFile: " + lock + ", backends: {notes: {mode: lockfile}}}\n", "notes", `backend "notes" is in lockfile mode: pin it with 'gateway pins write'`},
+	} {
+		cfg := dir + "/" + strings.ReplaceAll(tc.name, " ", "-") + ".yaml"
+		if err := os.WriteFile(cfg, []byte(base+tc.pins), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := runPinAdmin(t, pinAdmin{}, "approve", "--config", cfg, "--backend", tc.backend)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want it to say %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -397,8 +397,11 @@ func (b *Backend) sendProbe(ctx context.Context, p *Request) (v era.Verdict, d *
 	defer resp.Body.Close()
 	m, err := readProbeResponse(b, resp)
 	v = era.Classify(resp.StatusCode, m, err)
-	if err != nil {
+	switch {
+	case err != nil:
 		err = ReadErr(ctx, b, nil, err) // a probe is read against no budget
+	case v.Era == era.Unknown:
+		err = noEraErr(b, resp.StatusCode, m) // unless initialize confirms a candidate (probeEra)
 	}
 	if v.Era == era.Modern && m.Error == nil && m.Result != nil {
 		if d, err = parseDiscover(b, m.Result); err != nil {
@@ -406,6 +409,22 @@ func (b *Backend) sendProbe(ctx context.Context, p *Request) (v era.Verdict, d *
 		}
 	}
 	return v, d, err
+}
+
+// noEraErr says why m, a JSON-RPC error answered to the era probe with status, names no
+// protocol era: its status and code (not its message, the backend's own words), and for a
+// refusal where an operator looks first. /readyz and check-config --online show it.
+func noEraErr(b *Backend, status int, m *jsonrpc.Message) error {
+	code := 0
+	if m != nil && m.Error != nil {
+		code = m.Error.Code
+	}
+	why := ""
+	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+		why = "; the backend refused the gateway's request: check the credentials configured for it (its headers or auth)"
+	}
+	return errorf(wire.ErrBadResponse, b, "server/discover probe: HTTP %d with JSON-RPC error %d, which names no protocol era%s",
+		status, code, why)
 }
 
 // confirmLegacy learns legacy from a candidate answer only when a legacy initialize handshake

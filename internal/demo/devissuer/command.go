@@ -161,6 +161,28 @@ More tokens while this runs (sub, scope, groups and ttl are all optional):
 They stop verifying when this process ends (its keys are not saved). Ctrl-C to stop.
 `))
 
+// mintFields are the fields /mint reads, each at most once.
+const mintFields = "sub, scope, groups, ttl"
+
+// mintFormProblem says what is wrong with a /mint request's fields (all of them, form holding
+// the query's too, and those of its body, post), or "" when nothing is: a field it does not
+// read (a misspelt "scopes", a claim it does not set), one given twice or in the query string
+// is refused rather than dropped, since a token without what was asked for would show only
+// as a refusal at the gateway.
+func mintFormProblem(form, post url.Values) string {
+	for _, k := range slices.Sorted(maps.Keys(form)) {
+		switch {
+		case !slices.Contains(strings.Split(mintFields, ", "), k):
+			return fmt.Sprintf("%q: not a field /mint reads (%s)", k, mintFields)
+		case len(post[k]) != len(form[k]):
+			return fmt.Sprintf("%q: send the fields as a form body (curl -d), not in the URL", k)
+		case len(form[k]) > 1:
+			return fmt.Sprintf("%q: given %d times, want it once", k, len(form[k]))
+		}
+	}
+	return ""
+}
+
 // serveMint signs a token for the subject, scopes and groups of a form, without any
 // credential: it exists only behind Options.MintEndpoint, on loopback. A request from a web
 // page (one carrying Origin) is refused, so a site the developer visits cannot mint tokens.
@@ -172,6 +194,10 @@ func (i *Issuer) serveMint(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 	if err := r.ParseForm(); err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
+		return
+	}
+	if why := mintFormProblem(r.Form, r.PostForm); why != "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": why})
 		return
 	}
 	ttl := i.opts.TTL

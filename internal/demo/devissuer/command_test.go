@@ -111,6 +111,14 @@ func TestCommandMintsOnRequest(t *testing.T) {
 	if status, _ := mint(url.Values{"ttl": {"1000h"}}, ""); status != http.StatusBadRequest {
 		t.Errorf("a 1000h token: %d, want 400", status)
 	}
+	// A field it does not know (a misspelt scope, a claim it cannot set) is refused, not
+	// dropped: a token without the scopes asked for would only show as a 403 at the gateway.
+	for _, form := range []url.Values{{"sub": {"bob"}, "scopes": {"tools:use"}}, {"Scope": {"tools:use"}}, {"aud": {"x"}},
+		{"scope": {"a", "b"}}} {
+		if status, tok := mint(form, ""); status != http.StatusBadRequest || tok != "" {
+			t.Errorf("mint %v: %d, want 400 and no token", form, status)
+		}
+	}
 }
 
 // TestCommandSignsInForTheApprovalPage: with --client, the command also serves the
