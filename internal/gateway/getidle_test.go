@@ -32,17 +32,7 @@ func TestGetStreamWithNothingToHear(t *testing.T) {
 			url := "http://" + gw.MCP + "/mcp"
 			raw := &legacyclient.Raw{}
 			sid := raw.Initialize(t, url)
-			req, err := raw.Request(t.Context(), url, sid, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Method, req.Body = http.MethodGet, nil
-			req.Header.Set("Accept", "text/event-stream")
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = res.Body.Close() })
+			res := raw.OpenGet(t, url, sid)
 			if res.StatusCode != http.StatusOK {
 				t.Fatalf("GET stream: %d", res.StatusCode)
 			}

@@ -53,20 +53,7 @@ func TestListensBoundedPerCaller(t *testing.T) {
 	// Alice's pre-2026 client holds a GET stream, her 2026-07-28 client a listen.
 	legacy := &legacyclient.Raw{Token: alice}
 	sid := legacy.Initialize(t, url)
-	openGet := func() *http.Response {
-		req, err := legacy.Request(t.Context(), url, sid, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Method, req.Body = http.MethodGet, nil
-		req.Header.Set("Accept", "text/event-stream")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = res.Body.Close() })
-		return res
-	}
+	openGet := func() *http.Response { return legacy.OpenGet(t, url, sid) }
 	if res := openGet(); res.StatusCode != http.StatusOK {
 		t.Fatalf("alice's GET stream: %d", res.StatusCode)
 	}

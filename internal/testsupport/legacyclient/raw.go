@@ -97,6 +97,24 @@ func (c *Raw) Post(tb testing.TB, url, sid, body string) Response {
 	return Do(tb, req)
 }
 
+// OpenGet opens the GET stream of the session sid at url and returns its response as it
+// arrives, its body left to read; the stream is closed when the test ends.
+func (c *Raw) OpenGet(tb testing.TB, url, sid string) *http.Response {
+	tb.Helper()
+	req, err := c.Request(tb.Context(), url, sid, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Method, req.Body = http.MethodGet, nil
+	req.Header.Set("Accept", "text/event-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = res.Body.Close() })
+	return res
+}
+
 // Do sends req and reads the whole response.
 func Do(tb testing.TB, req *http.Request) Response {
 	tb.Helper()
