@@ -2,8 +2,12 @@ package mcphttp
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/labstack/echo/v4"
 
 	"github.com/mcp-gateway/gateway/internal/testsupport/mcptest"
 	"github.com/mcp-gateway/gateway/upstreams"
@@ -47,5 +51,46 @@ func TestAllowedOriginsAsBrowsersSendThem(t *testing.T) {
 	}
 	if err := (Config{AllowedOrigins: []string{"https://App.Example.com:443/", "https://bücher.example", "chrome-extension://abcdef", "*"}}).Validate(); err != nil {
 		t.Errorf("origins a browser sends refused: %v", err)
+	}
+}
+
+// TestCORSPreflightBounds: the preflight's documented bounds (docs/protocol.md): at most
+// maxCORSHeaders request header names, in one header or several, are allowed, one more is
+// 403 without CORS; an allowed preflight may be kept Access-Control-Max-Age seconds.
+func TestCORSPreflightBounds(t *testing.T) {
+	const page = "https://app.example"
+	p := newOriginPolicy(Config{AllowedOrigins: []string{page}}, false)
+	h := corsPreflight(p, []string{"POST"})
+	names := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("x-h%d", i)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		values []string
+		want   int
+	}{
+		{[]string{strings.Join(names(maxCORSHeaders), ", ")}, http.StatusNoContent},
+		{names(maxCORSHeaders), http.StatusNoContent},
+		{[]string{strings.Join(names(maxCORSHeaders+1), ", ")}, http.StatusForbidden},
+		{append(names(maxCORSHeaders), "x-one-more"), http.StatusForbidden},
+	} {
+		r := httptest.NewRequest(http.MethodOptions, "/mcp", nil)
+		r.Header["Origin"] = []string{page}
+		r.Header["Access-Control-Request-Method"] = []string{"POST"}
+		r.Header["Access-Control-Request-Headers"] = tc.values
+		w := httptest.NewRecorder()
+		if err := h(echo.New().NewContext(r, w)); err != nil {
+			t.Fatal(err)
+		}
+		allowed := w.Header().Get("Access-Control-Allow-Origin")
+		if w.Code != tc.want || (tc.want == http.StatusNoContent) != (allowed == page) {
+			t.Errorf("%d values: %d, Access-Control-Allow-Origin %q, want %d", len(tc.values), w.Code, allowed, tc.want)
+		}
+		if tc.want == http.StatusNoContent && w.Header().Get("Access-Control-Max-Age") != "600" {
+			t.Errorf("Access-Control-Max-Age %q, want 600", w.Header().Get("Access-Control-Max-Age"))
+		}
 	}
 }

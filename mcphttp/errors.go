@@ -246,10 +246,7 @@ func mapError(err error) *Error {
 		// The caller's own share of the budget is taken (results of its own it has not read
 		// yet, its private lists): its own limit, as too many concurrent requests from it are,
 		// not the replica's overload; another replica holds its share of that replica's.
-		d := drafts{}
-		e := d.limited(time.Second, "Too many large results in flight for this caller; retry later")
-		e.limitWait = time.Second
-		return e
+		return waitLimited(time.Second, "Too many large results in flight for this caller; retry later")
 	case errors.Is(err, upstreams.ErrResultBudget):
 		// The replica's own overload, like too many requests in flight: retry, here or on
 		// another replica.
@@ -282,9 +279,15 @@ func mapError(err error) *Error {
 func backendLimited(err error) *Error {
 	var rl *upstreams.RateLimitError
 	errors.As(err, &rl)
+	return waitLimited(rl.RetryAfter, "Backend "+rl.Backend+" is rate limiting; retry after "+retryAfterSeconds(rl.RetryAfter)+"s")
+}
+
+// waitLimited is the 429 of a limit mapError answers, -32012 with Retry-After wait, carrying
+// wait (limitWait) so that the writers of errors give it the configured shape (draftShape).
+func waitLimited(wait time.Duration, msg string) *Error {
 	d := drafts{}
-	e := d.limited(rl.RetryAfter, "Backend "+rl.Backend+" is rate limiting; retry after "+retryAfterSeconds(rl.RetryAfter)+"s")
-	e.limitWait = rl.RetryAfter
+	e := d.limited(wait, msg)
+	e.limitWait = wait
 	return e
 }
 
