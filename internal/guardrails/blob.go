@@ -154,7 +154,7 @@ func (w *walker) sniff(s, e int) (text, ok bool) {
 				nc++
 				chunk = chunk[1:]
 				if utf8.FullRune(carry[:nc]) {
-					if r, _ := utf8.DecodeRune(carry[:nc]); r == utf8.RuneError {
+					if r, n := utf8.DecodeRune(carry[:nc]); r == utf8.RuneError && n == 1 {
 						text = false
 						return
 					}

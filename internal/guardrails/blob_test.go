@@ -37,6 +37,8 @@ func TestBlobReadAsText(t *testing.T) {
 		{"escaped characters", res("text/plain", `\u0051`+secret[1:]), "/contents/0/blob"},
 		{"mimeType spelt otherwise", `{"contents":[{"uri":"mem://x","MimeType":"text/plain","blob":"` + secret + `"}]}`, "/contents/0/blob"},
 		{"far into a long blob", res("text/plain", b64(strings.Repeat("lorem ipsum dolor. ", 9000)+key)), "/contents/0/blob"},
+		// U+FFFD (three bytes) split by the decoder's 3 KiB chunks is text as it is anywhere else.
+		{"a replacement character across chunks", res("image/png", b64(strings.Repeat("x", 3<<10-1)+"\uFFFD "+key)), "/contents/0/blob"},
 	}
 	r := testEngine(t, everything("block")).Rule(KindTool, "b", "t")
 	for _, c := range found {

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mcp-gateway/gateway/internal/seal"
 )
 
 // TestIssuerAnswersBounded: what the sign-in reads of its issuer is bounded and what it logs
@@ -59,10 +57,7 @@ func TestIssuerAnswersBounded(t *testing.T) {
 	if err := discover("/moved"); err == nil || strings.Contains(err.Error(), "q7Zr") {
 		t.Errorf("a discovery redirected to the metadata service: %v; want refused, naming no query", err)
 	}
-	ring, err := seal.New(seal.Config{Keys: []seal.Key{{ID: "k1", Secret: []byte("a-test-only-secret-of-at-least-32-bytes")}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ring := testRing(t)
 	s := NewSignIn(SignInConfig{Issuer: srv.URL + "/refusing", ClientID: "gw", ClientSecret: "client-secret-9kX2",
 		RedirectURL: "https://gw.example/callback", SessionTTL: time.Hour}, ring, nil, nil)
 	val, err := s.seal(s.logins, login{State: "st", Nonce: "n", Verifier: "v", Return: "/", Expiry: time.Now().Add(time.Minute)})
@@ -108,10 +103,7 @@ func TestTokenRefusalNamesNoQuery(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	ring, err := seal.New(seal.Config{Keys: []seal.Key{{ID: "k1", Secret: []byte("a-test-only-secret-of-at-least-32-bytes")}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ring := testRing(t)
 	for _, path := range []string{"/failing", "/moved"} {
 		s := NewSignIn(SignInConfig{Issuer: srv.URL + path, ClientID: "gw", ClientSecret: "cs",
 			RedirectURL: "https://gw.example/callback", SessionTTL: time.Hour}, ring, nil, nil)

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mcp-gateway/gateway/internal/seal"
 )
 
 // TestSignInNeedsAUsableAuthorizationEndpoint: the page's sign-in sends the browser to the
@@ -22,10 +20,7 @@ import (
 // is refused too.
 func TestSignInNeedsAUsableAuthorizationEndpoint(t *testing.T) {
 	t.Parallel()
-	ring, err := seal.New(seal.Config{Keys: []seal.Key{{ID: "k1", Secret: []byte("a-test-only-secret-of-at-least-32-bytes")}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ring := testRing(t)
 	for _, tc := range []struct {
 		name, auth, token string // "-" leaves the member out; "ISS" stands for the issuer's URL
 		ok                bool

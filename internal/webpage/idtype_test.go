@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/demo/devissuer"
-	"github.com/mcp-gateway/gateway/internal/seal"
 )
 
 // TestIDTokenOfAnotherType: an ID token the issuer signed with its real keys, for this client
@@ -46,10 +45,7 @@ func TestIDTokenOfAnotherType(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	ring, err := seal.New(seal.Config{Keys: []seal.Key{{ID: "k1", Secret: []byte("a-test-only-secret-of-at-least-32-bytes")}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ring := testRing(t)
 	s := NewSignIn(SignInConfig{Issuer: srv.URL, ClientID: "gw", ClientSecret: "cs",
 		RedirectURL: "https://gw.example/callback", SessionTTL: time.Hour}, ring, nil, nil)
 	finish := func(h devissuer.Claims) error {

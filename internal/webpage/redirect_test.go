@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcp-gateway/gateway/internal/seal"
 	"github.com/mcp-gateway/gateway/internal/testsupport/redirecttest"
 )
 
@@ -40,10 +39,7 @@ func TestCodeExchangeFollowsNoRedirect(t *testing.T) {
 		}
 	}))
 	t.Cleanup(issuerSrv.Close)
-	ring, err := seal.New(seal.Config{Keys: []seal.Key{{ID: "k1", Secret: []byte("a-test-only-secret-of-at-least-32-bytes")}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ring := testRing(t)
 	s := NewSignIn(SignInConfig{Issuer: issuerSrv.URL, ClientID: "gw", ClientSecret: "client-secret-9kX2",
 		RedirectURL: "https://gw.example/callback", SessionTTL: time.Hour}, ring, nil, nil)
 	for _, code := range redirecttest.Codes() {

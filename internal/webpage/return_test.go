@@ -18,10 +18,7 @@ import (
 // a path of the gateway goes on to the issuer (here unreachable).
 func TestSignInReturnsOnlyToThePages(t *testing.T) {
 	t.Parallel()
-	ring, err := seal.New(seal.Config{Keys: []seal.Key{{ID: "k1", Secret: []byte("a-test-only-secret-of-at-least-32-bytes")}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ring := testRing(t)
 	s := NewSignIn(SignInConfig{Issuer: "http://127.0.0.1:1", ClientID: "gw", RedirectURL: "https://gw.example/callback",
 		SessionTTL: time.Hour}, ring, &http.Client{Timeout: time.Second}, nil)
 	start := func(ret string) (*httptest.ResponseRecorder, error) {
@@ -43,4 +40,14 @@ func TestSignInReturnsOnlyToThePages(t *testing.T) {
 	if _, err := start("/team-a/approval/c/0123?x=%09"); !errors.As(err, &ue) {
 		t.Errorf("a path of the gateway: %v; want it taken (and the unreachable issuer said)", err)
 	}
+}
+
+// testRing is a seal ring of one test-only key, for the sign-in's cookies and states.
+func testRing(t *testing.T) *seal.KeyRing {
+	t.Helper()
+	ring, err := seal.New(seal.Config{Keys: []seal.Key{{ID: "k1", Secret: []byte("a-test-only-secret-of-at-least-32-bytes")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ring
 }
