@@ -243,10 +243,10 @@ func (r *Registry) ResultBytesInFlight() int64 { return r.results.InUse() }
 // whose bound it was (bodyread.ErrShare: the caller's share; bodyread.ErrBudget: the replica's).
 // ReturnResultBytes gives them back once the copy is written.
 func (r *Registry) TakeResultBytes(key string, n int64) error {
-	if r.callers == nil || key == "" {
+	if r.callers == nil {
 		return r.results.Charge(n)
 	}
-	err := r.callers.Take(key).Charge(n)
+	err := r.callers.Take(key).Charge(n) // the key "": the replica's budget alone
 	if err != nil {
 		r.callers.Give(key)
 	}
@@ -255,7 +255,7 @@ func (r *Registry) TakeResultBytes(key string, n int64) error {
 
 // ReturnResultBytes gives back n bytes TakeResultBytes charged for key.
 func (r *Registry) ReturnResultBytes(key string, n int64) {
-	if r.callers == nil || key == "" {
+	if r.callers == nil {
 		r.results.Return(n)
 		return
 	}

@@ -50,10 +50,7 @@ func (s *Stream) openLegacy(o *Request) (*Stream, error) {
 // of a token-exchange backend one of that caller's own sessions, else one of the gateway's.
 func (s *Stream) legacyStart(lr *era.Request, o *Request) (*legacy.RoundTrip, error) {
 	b := s.b
-	if err := b.waits.refuse(b.env.Now(), o.charge()); err != nil {
-		return nil, err
-	}
-	if err := b.breaker.allow(b.env.Now(), false, o.charge()); err != nil {
+	if err := admit(b, false, o.charge()); err != nil {
 		return nil, err
 	}
 	pool, give, err := b.legacy.pool(b, o)

@@ -118,6 +118,18 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
+// admit is the gate a request of b's, charged to charge, passes before it is sent (Post,
+// Stream.legacyStart): the wait a 429 asked for, which a health probe waits out too, then the
+// circuit breaker, which lets a probe through. A function, not a method: Backend's method set
+// is at its bound.
+func admit(b *Backend, probe bool, charge string) error {
+	now := b.env.Now()
+	if err := b.waits.refuse(now, charge); err != nil {
+		return err
+	}
+	return b.breaker.allow(now, probe, charge)
+}
+
 // RateLimitWait is what remains at now of the wait b's 429s asked for that governs the
 // requests b answers as the gateway (lists of a backend that answers as the gateway, its
 // health probe); 0 when none. A function, not a method: Backend's method set is at its bound.

@@ -76,10 +76,7 @@ type Request struct {
 // shares the backend's static values and the caller's pass-through values (a RoundTripper must
 // not modify a request, so sharing read-only slices is safe) rather than copying them.
 func (b *Backend) Post(ctx context.Context, o *Request) (*http.Response, error) {
-	if err := b.waits.refuse(b.env.Now(), o.charge()); err != nil {
-		return nil, err // the backend asked to wait (ratewait.go); a health probe waits too
-	}
-	if err := b.breaker.allow(b.env.Now(), o.probe, o.charge()); err != nil {
+	if err := admit(b, o.probe, o.charge()); err != nil {
 		return nil, err
 	}
 	if b.template == nil {

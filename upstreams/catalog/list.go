@@ -371,7 +371,7 @@ func waitLeftMs(err error) (int64, bool) {
 // A function, not a method: Catalog's methods are its own state's.
 func listBudget(c *Catalog, b *backend.Backend, q *listQuery) (*bodyread.Budget, func()) {
 	key := q.cacheKey
-	if c.callers == nil || key == "" || !backend.AnswersAsCaller(b) {
+	if c.callers == nil || !backend.AnswersAsCaller(b) {
 		return c.results, func() {}
 	}
 	return c.callers.Take(key), func() { c.callers.Give(key) }
