@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/mcp-gateway/gateway/internal/configerr"
@@ -62,9 +61,8 @@ func newPinGuard(cfg *Config, getenv func(string) string, st store.Store, rec *m
 		}
 		lock = l
 	}
-	tofu := slices.ContainsFunc(names, func(n string) bool { return cfg.Pins.ModeFor(n) == pins.ModeTOFU })
 	var sealer pins.Sealer
-	if tofu {
+	if cfg.Pins.AnyTOFU(names) {
 		s, err := pinSealer(cfg, getenv)
 		if err != nil {
 			return nil, err

@@ -258,6 +258,11 @@ func (c *Config) ModeFor(backend string) Mode {
 	return ModeLockfile
 }
 
+// AnyTOFU reports whether one of backends is pinned on first use.
+func (c *Config) AnyTOFU(backends []string) bool {
+	return slices.ContainsFunc(backends, func(b string) bool { return c.ModeFor(b) == ModeTOFU })
+}
+
 // LoadsLock reports whether the lock file is read for backends: when one of them is pinned
 // from it, or, a lock file being configured, pinned on first use (its first contact takes the
 // lock file's section when there is one, Guard).

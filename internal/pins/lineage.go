@@ -53,7 +53,7 @@ func (c *Config) watchInterval() time.Duration {
 // Watch runs Reassert every watch interval until ctx ends. It returns at once when the guard
 // was given no Began (the store's memory is this process's own) or no backend is in tofu mode.
 func (g *Guard) Watch(ctx context.Context) {
-	if g == nil || g.began == nil || !slices.ContainsFunc(g.backends, func(b string) bool { return g.cfg.ModeFor(b) == ModeTOFU }) {
+	if g == nil || g.began == nil || !g.cfg.AnyTOFU(g.backends) {
 		return
 	}
 	t := time.NewTicker(g.cfg.watchInterval())
@@ -121,11 +121,11 @@ func (g *Guard) reassertBackend(ctx context.Context, backend string) error {
 			return err
 		}
 		done, err := g.restore(ctx, backend, raw, found, ms)
-		if err != nil || !done {
-			if err != nil {
-				return err
-			}
-			continue
+		if err != nil {
+			return err
+		}
+		if !done {
+			continue // written back, or another writer came first: read what is there now
 		}
 		g.warnOtherPins(backend, ms)
 		return nil

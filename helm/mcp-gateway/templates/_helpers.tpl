@@ -116,6 +116,12 @@ app.kubernetes.io/component: redis
 {{- end }}
 {{- end }}
 
+{{/* "true" when state is shared in Redis: a Redis URL (redisURL), or the operator's
+config.redis.addrs (Sentinel or Cluster); empty for the in-memory store of one replica. */}}
+{{- define "mcp-gateway.sharedState" -}}
+{{- if or (include "mcp-gateway.redisURL" .) (.Values.config.redis | default dict).addrs }}true{{- end }}
+{{- end }}
+
 {{/* "true" when a Redis password is configured. */}}
 {{- define "mcp-gateway.redisHasPassword" -}}
 {{- if or .Values.redis.password .Values.redis.existingSecret }}true{{- end }}

@@ -12,8 +12,7 @@ says what to change.
 {{- if not (regexMatch "^[a-z]([-a-z0-9]*[a-z0-9])?$" $fullname) }}
 {{- $errs = append $errs (printf "the resources are named %q (from the release name, or fullnameOverride), which a Service cannot be named: lower-case letters, digits and '-' only, opening with a letter; set fullnameOverride to such a name" $fullname) }}
 {{- end }}
-{{- $redis := or (include "mcp-gateway.redisURL" .) (.Values.config.redis | default dict).addrs }}
-{{- if and (not $redis) (or (gt (int .Values.replicaCount) 1) .Values.autoscaling.enabled) }}
+{{- if and (not (include "mcp-gateway.sharedState" .)) (or (gt (int .Values.replicaCount) 1) .Values.autoscaling.enabled) }}
 {{- $errs = append $errs "replicaCount > 1 or autoscaling.enabled needs shared state: set redis.url (external Redis) or redis.internal.enabled=true; the in-memory store serves one replica only" }}
 {{- end }}
 {{- if and .Values.redis.url .Values.redis.internal.enabled }}
